@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/logdex/logdex/indexer"
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+)
+
+const usage = `logdex: index log directories and search them like grep, fast.
+
+Usage:
+  logdex index  [--index DIR] PATH...          build or update the index
+  logdex search [flags] QUERY [PATH...]        print matching lines like grep -rn
+  logdex serve  [--addr ADDR] [--index DIR] PATH...   HTTP API and web UI
+  logdex status [--addr ADDR]                  state of a running server
+  logdex check  [--index DIR] [PATH...]        verify every checksum of an index
+
+Run 'logdex COMMAND -h' for a command's flags.
+`
+
+// env is what a command gets from the process: arguments and streams,
+// injected so tests run commands in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "index":
+		return e.index(rest)
+	case "search":
+		return e.search(rest)
+	case "serve":
+		return e.serve(rest)
+	case "status":
+		return e.status(rest)
+	case "check":
+		return e.check(rest)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "logdex: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// newLogger logs to w: human-readable on a terminal, JSON otherwise.
+func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
+	if isTerminal(w) {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// indexDir picks the index directory: --index, else the default for paths.
+func indexDir(flagDir string, paths []string) (string, error) {
+	if flagDir != "" {
+		return flagDir, nil
+	}
+	if len(paths) == 0 {
+		return "", errors.New("give PATHs or --index DIR")
+	}
+	return indexer.DefaultDir(paths)
+}
+
+// progressPrinter renders indexing progress on one terminal line.
+func progressPrinter(w io.Writer) func(done, total int64) {
+	start := time.Now()
+	return func(done, total int64) {
+		el := time.Since(start).Seconds()
+		rate := float64(done) / el / 1e6
+		eta := "?"
+		if rate > 0 && total >= done {
+			eta = (time.Duration(float64(total-done)/(rate*1e6)) * time.Second).Round(time.Second).String()
+		}
+		fmt.Fprintf(w, "\r\033[Kindexing %s / %s  %.0f MB/s  ETA %s", mb(done), mb(total), rate, eta)
+	}
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// summary is the one line every indexing run ends with.
+func summary(res *indexer.Result) string {
+	pct := 0.0
+	if res.RawBytes > 0 {
+		pct = 100 * float64(res.IndexBytes) / float64(res.RawBytes)
+	}
+	rate := float64(res.Bytes) / res.Duration.Seconds() / 1e6
+	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped), %d lines, %s in %s (%.0f MB/s); index %s = %.1f%% of %s raw",
+		res.Files, res.New, res.Appended, res.Renamed, res.Reindexed, res.Deleted, res.Skipped, res.Lines, mb(res.Bytes),
+		res.Duration.Round(time.Millisecond), rate, mb(res.IndexBytes), pct, mb(res.RawBytes))
+}
+
+// interspersed parses fs from args allowing flags after positional
+// arguments (as GNU grep does); "--" ends flags. It also splits grep-style
+// bundles: -ci into -c -i, -C3 into -C 3.
+func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	var norm []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			norm = append(norm, args[i:]...)
+			break
+		}
+		norm = append(norm, splitBundle(fs, a)...)
+	}
+	args = norm
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return pos, nil
+}
+
+func splitBundle(fs *flag.FlagSet, a string) []string {
+	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		return []string{a}
+	}
+	// -C3, -A10, -m5
+	if f := fs.Lookup(a[1:2]); f != nil && !isBool(f) {
+		if _, err := strconv.Atoi(a[2:]); err == nil {
+			return []string{a[:2], a[2:]}
+		}
+		return []string{a}
+	}
+	// -ci
+	var out []string
+	for _, c := range a[1:] {
+		f := fs.Lookup(string(c))
+		if f == nil || !isBool(f) {
+			return []string{a}
+		}
+		out = append(out, "-"+string(c))
+	}
+	return out
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// stringsFlag collects a repeatable flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }

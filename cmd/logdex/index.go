@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/logdex/logdex/indexer"
+	"github.com/rs/zerolog"
+)
+
+func (e *env) index(args []string) int {
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	dir := fs.String("index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
+	segMB := fs.Int64("segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
+	quiet := fs.Bool("q", false, "no progress, only the summary")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: logdex index [--index DIR] PATH...\n\nIndexes new files and bytes appended since the last run under PATH (directories are walked recursively).")
+		fs.PrintDefaults()
+	}
+	paths, err := interspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(paths) == 0 {
+		fs.Usage()
+		return 2
+	}
+	d, err := indexDir(*dir, paths)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "logdex:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := e.updateIndex(ctx, d, paths, *segMB<<20, !*quiet, zerolog.InfoLevel)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "logdex:", err)
+		return 2
+	}
+	fmt.Fprintln(e.stderr, summary(res))
+	fmt.Fprintln(e.stdout, d)
+	return 0
+}
+
+// updateIndex runs the indexer with a progress line on a terminal.
+func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBytes int64, progress bool, level zerolog.Level) (*indexer.Result, error) {
+	opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: segBytes, Logger: newLogger(e.stderr, level)}
+	term := progress && isTerminal(e.stderr)
+	if term {
+		opt.Progress = progressPrinter(e.stderr)
+	}
+	res, err := indexer.Update(ctx, opt)
+	if term && res != nil && res.Bytes > 0 {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	return res, err
+}

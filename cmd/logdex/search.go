@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query"
+	"github.com/rs/zerolog"
+)
+
+const searchUsage = `Usage: logdex search [flags] QUERY [PATH...]
+       logdex search [flags] -e PATTERN [-e PATTERN]... [PATH...]
+
+Prints matching lines as grep -rn does (PATH:LINE:TEXT, sorted by path and
+line). Exit status: 0 if a line matched, 1 if none, 2 on error.
+
+QUERY is the query language unless -F or -E is given:
+  error                 lines with the word (case-insensitive)
+  "connection reset"    the words adjacent, in this order
+  timeout AND db        both (AND may be omitted); OR, NOT, -word, ( )
+  conn*                 a word starting with conn
+  'rhost=10.0.'         the literal text (case-insensitive in this mode)
+  /blk_-?[0-9]+/        a regular expression (RE2 syntax)
+
+Flags:
+`
+
+type searchFlags struct {
+	fixed, extended, fold, caseSensitive, count, noUpdate bool
+	patterns                                            stringsFlag
+	before, after, context, limit                       int
+	index                                               string
+}
+
+func (e *env) search(args []string) int {
+	var sf searchFlags
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.BoolVar(&sf.fixed, "F", false, "QUERY is a literal string (grep -F)")
+	fs.BoolVar(&sf.extended, "E", false, "QUERY is a regular expression, RE2 syntax (grep -E)")
+	fs.BoolVar(&sf.fold, "i", false, "ignore case of ASCII letters in -F and -E patterns")
+	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
+	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
+	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
+	fs.IntVar(&sf.after, "A", 0, "print `N` lines of context after each match")
+	fs.IntVar(&sf.before, "B", 0, "print `N` lines of context before each match")
+	fs.IntVar(&sf.context, "C", 0, "print `N` lines of context around each match")
+	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matches")
+	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
+	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, searchUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(sf.patterns) == 0 {
+		if len(pos) == 0 {
+			fs.Usage()
+			return 2
+		}
+		sf.patterns, pos = stringsFlag{pos[0]}, pos[1:]
+	}
+	if sf.fixed && sf.extended {
+		fmt.Fprintln(e.stderr, "logdex: -F and -E are exclusive")
+		return 2
+	}
+	if sf.context > 0 {
+		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
+	}
+	mode, fold := query.ModeQuery, !sf.caseSensitive
+	if sf.fixed {
+		mode, fold = query.ModeLiteral, sf.fold
+	} else if sf.extended {
+		mode, fold = query.ModeRegex, sf.fold
+	}
+	q, err := query.Compile(sf.patterns, mode, fold)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
+		var pe *query.ParseError
+		if errors.As(err, &pe) && len(sf.patterns) == 1 {
+			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[0], pe.Pos, "")
+		}
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	searcher, closeIx, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "logdex:", err)
+		return 2
+	}
+	defer closeIx()
+
+	out := bufio.NewWriterSize(e.stdout, 256<<10)
+	defer out.Flush()
+	ix := searcher.Index()
+	// grep prints no file name when its only operand is a file.
+	withPath := !(len(ix.Manifest.Roots) == 1 && ix.Manifest.Roots[0].IsFile)
+	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+
+	opt := query.Options{Limit: sf.limit, Text: true}
+	var fn func(*query.Hit) error
+	if sf.count {
+		opt.PerFile = func(f *query.File, n int64) error {
+			if withPath {
+				fmt.Fprintf(out, "%s:%d\n", f.Path, n)
+			} else {
+				fmt.Fprintf(out, "%d\n", n)
+			}
+			return nil
+		}
+	} else if sf.before > 0 || sf.after > 0 {
+		opt.Text = false
+		fn = pr.collect
+	} else {
+		fn = pr.print
+	}
+	st, err := searcher.Search(ctx, q, opt, fn)
+	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
+		err = pr.flushContext()
+	}
+	for _, d := range ix.Damaged {
+		fmt.Fprintf(e.stderr, "logdex: warning: %v (run logdex index to rebuild it)\n", d)
+	}
+	if st != nil {
+		for _, w := range st.Warnings {
+			fmt.Fprintln(e.stderr, "logdex: warning:", w)
+		}
+	}
+	if err != nil {
+		out.Flush()
+		fmt.Fprintln(e.stderr, "logdex:", err)
+		return 2
+	}
+	if err := out.Flush(); err != nil {
+		return 2
+	}
+	if st.Total == 0 {
+		return 1
+	}
+	return 0
+}
+
+// openForSearch finds the index for the PATHs (or --index), brings it up to
+// date unless told not to, and opens it.
+func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, func(), error) {
+	display := paths
+	if len(paths) == 0 && dirFlag == "" {
+		// Like grep -r without operands: search ".", print paths without "./".
+		paths, display = []string{"."}, []string{""}
+	}
+	dir, err := indexDir(dirFlag, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(paths) == 0 { // --index alone: the roots it was built for
+		m, err := mmapstore.ReadManifest(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range m.Roots {
+			paths = append(paths, r.Abs)
+			display = append(display, r.Given)
+		}
+	}
+	_, statErr := os.Stat(dir)
+	if !noUpdate || os.IsNotExist(statErr) {
+		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, nil, err
+		}
+	}
+	ix, err := mmapstore.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := query.NewSearcher(ix, display)
+	return s, func() { s.Close(); ix.Close() }, nil
+}
+
+// printer writes hits in grep's format, with context when asked.
+type printer struct {
+	w             *bufio.Writer
+	withPath      bool
+	before, after int
+	s             *query.Searcher
+	ctx           context.Context
+
+	// context mode: the current file's matched lines
+	file    *query.File
+	lines   []int64
+	printed bool // whether any group was printed (for "--")
+}
+
+func (p *printer) line(path string, no int64, sep byte, text []byte) {
+	if p.withPath {
+		p.w.WriteString(path)
+		p.w.WriteByte(sep)
+	}
+	p.w.WriteString(strconv.FormatInt(no, 10))
+	p.w.WriteByte(sep)
+	p.w.Write(text)
+	p.w.WriteByte('\n')
+}
+
+func (p *printer) print(h *query.Hit) error {
+	p.line(h.File.Path, h.Line, ':', h.Text)
+	return nil
+}
+
+func (p *printer) collect(h *query.Hit) error {
+	if p.file != h.File {
+		if err := p.flushContext(); err != nil {
+			return err
+		}
+		p.file = h.File
+	}
+	p.lines = append(p.lines, h.Line)
+	return nil
+}
+
+// flushContext prints the current file's matches with context, merging
+// overlapping windows and separating groups with "--" as grep does.
+func (p *printer) flushContext() error {
+	if p.file == nil || len(p.lines) == 0 {
+		return nil
+	}
+	f, lines := p.file, p.lines
+	p.file, p.lines = nil, p.lines[:0]
+	match := make(map[int64]bool, len(lines))
+	for _, l := range lines {
+		match[l] = true
+	}
+	for i := 0; i < len(lines); {
+		from, to := max(lines[i]-int64(p.before), 1), lines[i]+int64(p.after)
+		j := i + 1
+		for j < len(lines) && lines[j]-int64(p.before) <= to+1 {
+			to = lines[j] + int64(p.after)
+			j++
+		}
+		if p.printed {
+			p.w.WriteString("--\n")
+		}
+		p.printed = true
+		err := p.s.ReadLines(p.ctx, f, from, to, func(l query.Line) error {
+			sep := byte('-')
+			if match[l.No] {
+				sep = ':'
+			}
+			p.line(f.Path, l.No, sep, l.Text)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package indexer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/logdex/logdex/mmapstore"
+)
+
+const (
+	// fingerprintLen: a file is known by device, inode and a hash of its
+	// first bytes, which tells a rotated-and-recreated file (inode reused)
+	// from the one indexed before.
+	fingerprintLen = 1024
+	// binarySniff: like grep, a NUL byte in the first 8 KiB marks a binary file.
+	binarySniff = 8 << 10
+)
+
+// root is a PATH argument prepared for walking.
+type root struct {
+	mmapstore.Root
+	dir  *os.Root // the directory (or the file's parent) opened safely
+	name string   // when the root is a file: its name inside dir
+}
+
+// found is a regular file seen by the walk.
+type found struct {
+	root  int
+	rel   string // "" for a file root
+	dev   uint64
+	ino   uint64
+	size  int64
+	mtime int64
+}
+
+func resolveRoot(given string) (*root, error) {
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return nil, err
+	}
+	// grep follows a symlink given on the command line; so do we.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	r := &root{Root: mmapstore.Root{Given: given, Abs: abs}}
+	switch {
+	case st.Mode().IsRegular():
+		r.IsFile = true
+		r.dir, err = os.OpenRoot(filepath.Dir(real))
+		r.name = filepath.Base(real)
+	case st.IsDir():
+		r.dir, err = os.OpenRoot(real)
+	default:
+		return nil, fmt.Errorf("%s: not a regular file or directory", given)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// open opens a file of this root without following symlinks out of it.
+func (r *root) open(rel string) (*os.File, error) {
+	if r.IsFile {
+		return r.dir.Open(r.name)
+	}
+	return r.dir.Open(filepath.FromSlash(rel))
+}
+
+func statIDs(info fs.FileInfo) (dev, ino uint64) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// walk lists the regular files under r. Like grep -r, it does not follow
+// symlinks met on the way (so none can lead outside the root), and it skips
+// the index directory when that lies inside the root.
+func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(found)) error {
+	if r.IsFile {
+		info, err := r.dir.Stat(r.name)
+		if err != nil {
+			return err
+		}
+		dev, ino := statIDs(info)
+		fn(found{root: ri, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		return nil
+	}
+	real, _ := filepath.EvalSymlinks(r.Abs)
+	idxReal, _ := filepath.EvalSymlinks(indexDir)
+	return fs.WalkDir(r.dir.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			skip(p, err.Error())
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != "." && idxReal != "" && filepath.Join(real, p) == idxReal {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			skip(p, err.Error())
+			return nil
+		}
+		dev, ino := statIDs(info)
+		fn(found{root: ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		return nil
+	})
+}
+
+// fingerprint hashes the first n bytes of f.
+func fingerprint(f io.ReaderAt, n int64) (uint64, error) {
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, 0)
+	if int64(m) < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return xxhash.Sum64(buf), nil
+}
+
+// isBinary reports whether the first 8 KiB hold a NUL byte.
+func isBinary(f io.ReaderAt) (bool, error) {
+	buf := make([]byte, binarySniff)
+	m, err := f.ReadAt(buf, 0)
+	if m == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return bytes.IndexByte(buf[:m], 0) >= 0, nil
+}

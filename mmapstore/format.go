@@ -1,0 +1,215 @@
+package mmapstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Segment file layout (see indexer/FORMAT.md for the full specification):
+//
+//	header  16 B: magic "LOGDEXSG" | version u32 | flags u32
+//	sections, each starting at an 8-byte aligned offset
+//	TOC     32 B per section: kind u32 | reserved u32 | offset u64 | length u64 | xxhash64 u64
+//	footer  32 B: TOC offset u64 | TOC count u32 | version u32 | xxhash64(TOC) u64 | magic
+//
+// All integers are little-endian.
+const (
+	SegmentMagic = "LOGDEXSG"
+	// SegmentVersion is the format version written by this build.
+	//
+	// Changelog:
+	//   1: first release.
+	SegmentVersion = 1
+	// MinSegmentVersion is the oldest segment version this build reads.
+	MinSegmentVersion = 1
+
+	HeaderSize   = 16
+	FooterSize   = 32
+	TOCEntrySize = 32
+)
+
+// Section kinds. Readers skip kinds they do not know, so new sections (a time
+// index, merge metadata) can be added without a version bump.
+const (
+	SectionMeta       uint32 = 1 // segment counters (tagged uvarints)
+	SectionFiles      uint32 = 2 // file table
+	SectionSpans      uint32 = 3 // per-file line ranges
+	SectionLineGroups uint32 = 4 // every GroupSize-th line: file offset + position in LineLens
+	SectionLineLens   uint32 = 5 // uvarint length of every line, '\n' included
+	SectionFST        uint32 = 6 // vellum FST: term -> postings reference
+	SectionPostings   uint32 = 7 // postings lists
+	SectionTermList   uint32 = 8 // sorted terms, '\n'-separated, for substring lookups
+	SectionUnindexed  uint32 = 9 // lines whose tokens were not (all) indexed
+)
+
+// SectionName names a section kind for messages.
+func SectionName(kind uint32) string {
+	switch kind {
+	case SectionMeta:
+		return "meta"
+	case SectionFiles:
+		return "files"
+	case SectionSpans:
+		return "spans"
+	case SectionLineGroups:
+		return "line groups"
+	case SectionLineLens:
+		return "line lengths"
+	case SectionFST:
+		return "term dictionary"
+	case SectionPostings:
+		return "postings"
+	case SectionTermList:
+		return "term list"
+	case SectionUnindexed:
+		return "unindexed lines"
+	}
+	return fmt.Sprintf("section %d", kind)
+}
+
+// GroupSize is the number of lines between restart points of the offset
+// index: locating a line decodes at most GroupSize-1 line lengths.
+const GroupSize = 64
+
+// LineGroupSize is the width of one SectionLineGroups entry.
+const LineGroupSize = 16
+
+// Meta tags (SectionMeta is a list of uvarint tag, uvarint value pairs).
+const (
+	MetaLines      = 1
+	MetaTerms      = 2
+	MetaRawBytes   = 3
+	MetaCreatedNs  = 4
+	MetaPostings   = 5 // total postings (line, term) pairs
+	MetaUnindexed  = 6
+	MetaMaxLineLen = 7
+)
+
+// Postings references stored as FST values: bit 0 set means the term occurs
+// on exactly one line, whose id is value>>1; otherwise value>>1 is the offset
+// of the postings list inside SectionPostings.
+const (
+	PostingsInline = 1
+)
+
+// Postings list encodings (low bit of the list header uvarint).
+const (
+	EncDeltaVarint = 0 // count uvarints: first id, then gaps
+	EncRoaring     = 1 // uvarint byte length, zero padding to 8-byte file alignment, roaring portable format
+)
+
+// ErrCorrupt is matched by every CorruptionError with errors.Is.
+var ErrCorrupt = errors.New("index corrupt")
+
+// ErrVersion reports a format version this build cannot read.
+var ErrVersion = errors.New("unsupported index format version")
+
+// CorruptionError says which file and which part of it is damaged.
+type CorruptionError struct {
+	Path    string
+	Section string
+	Offset  int64
+	Msg     string
+}
+
+func (e *CorruptionError) Error() string {
+	s := "corrupt index file " + e.Path
+	if e.Section != "" {
+		s += ": " + e.Section
+	}
+	if e.Offset >= 0 {
+		s += fmt.Sprintf(" at offset %d", e.Offset)
+	}
+	return s + ": " + e.Msg
+}
+
+func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
+
+// TOCEntry locates one section.
+type TOCEntry struct {
+	Kind   uint32
+	Offset uint64
+	Length uint64
+	Sum    uint64
+}
+
+// Decbuf decodes little-endian and varint fields from a byte slice and keeps
+// the first error, so callers check once after a run of reads (as
+// Prometheus' tsdb/encoding.Decbuf does).
+type Decbuf struct {
+	B   []byte
+	Err error
+}
+
+var errShort = errors.New("unexpected end of data")
+var errVarint = errors.New("invalid varint")
+
+func (d *Decbuf) Uvarint() uint64 {
+	if d.Err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.B)
+	if n <= 0 {
+		if n == 0 {
+			d.Err = errShort
+		} else {
+			d.Err = errVarint
+		}
+		return 0
+	}
+	d.B = d.B[n:]
+	return v
+}
+
+// Int converts a uvarint to int, failing on values beyond max.
+func (d *Decbuf) Int(max int) int {
+	v := d.Uvarint()
+	if d.Err == nil && (max < 0 || v > uint64(max)) {
+		d.Err = fmt.Errorf("value %d out of range (max %d)", v, max)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *Decbuf) U64() uint64 {
+	if d.Err != nil {
+		return 0
+	}
+	if len(d.B) < 8 {
+		d.Err = errShort
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.B)
+	d.B = d.B[8:]
+	return v
+}
+
+// Bytes returns the next n bytes, aliasing the underlying (possibly mapped)
+// memory: valid only as long as it is.
+func (d *Decbuf) Bytes(n int) []byte {
+	if d.Err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.B) {
+		d.Err = errShort
+		return nil
+	}
+	b := d.B[:n:n]
+	d.B = d.B[n:]
+	return b
+}
+
+// Len is the number of bytes left.
+func (d *Decbuf) Len() int { return len(d.B) }
+
+// slice returns b[off:off+n] or false when that range is out of bounds,
+// overflow included (zoekt's indexfile.Read and codesearch's slice check the
+// same way).
+func slice(b []byte, off, n uint64) ([]byte, bool) {
+	end := off + n
+	if end < off || end > uint64(len(b)) {
+		return nil, false
+	}
+	return b[off:end:end], true
+}

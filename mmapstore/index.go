@@ -1,0 +1,209 @@
+package mmapstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Index is an open, consistent snapshot of an index directory: one manifest
+// and the segments it lists, mapped. Readers bracket their work with
+// Acquire/Release; Close waits for them before unmapping, so no reader ever
+// touches an unmapped page (Prometheus' Block does the same).
+type Index struct {
+	Dir      string
+	Manifest *Manifest
+	Segments []*Segment
+	// Damaged lists segments that could not be opened; their lines are
+	// missing from answers until `logdex index` rebuilds them.
+	Damaged []error
+
+	files map[uint64]int    // file id -> index into Manifest.Files
+	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
+	segOf map[*Segment]int  // segment -> position
+
+	mu      sync.Mutex
+	readers int
+	closing bool
+	drained *sync.Cond
+}
+
+// Open reads dir's manifest and maps its segments. A manifest that names a
+// segment which vanished meanwhile (an indexer published and collected in
+// between) is read again.
+func Open(dir string) (*Index, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		ix, err := open(dir)
+		if err == nil {
+			return ix, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrNoIndex) {
+			return nil, err
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func open(dir string) (*Index, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{Dir: dir, Manifest: m, files: make(map[uint64]int, len(m.Files)), segOf: map[*Segment]int{}}
+	ix.drained = sync.NewCond(&ix.mu)
+	for i, f := range m.Files {
+		ix.files[f.ID] = i
+	}
+	for _, ref := range m.Segments {
+		s, err := OpenSegment(filepath.Join(dir, ref.Name))
+		if errors.Is(err, os.ErrNotExist) {
+			ix.closeSegments()
+			return nil, err
+		}
+		if err != nil {
+			ix.Damaged = append(ix.Damaged, err)
+			continue
+		}
+		ix.segOf[s] = len(ix.Segments)
+		ix.Segments = append(ix.Segments, s)
+	}
+	ix.live = make([]*roaring.Bitmap, len(ix.Segments))
+	for i, s := range ix.Segments {
+		ix.live[i] = ix.liveLines(s)
+	}
+	return ix, nil
+}
+
+// liveLines returns the lines of s that belong to files still in the
+// manifest, or nil when all of them do.
+func (ix *Index) liveLines(s *Segment) *roaring.Bitmap {
+	var live *roaring.Bitmap
+	for i, sp := range s.Spans() {
+		if _, ok := ix.files[s.Files()[sp.File].ID]; ok {
+			if live != nil {
+				live.AddRange(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines))
+			}
+			continue
+		}
+		if live == nil {
+			live = roaring.New()
+			for _, prev := range s.Spans()[:i] {
+				live.AddRange(uint64(prev.FirstLine), uint64(prev.FirstLine)+uint64(prev.NumLines))
+			}
+		}
+	}
+	return live
+}
+
+// LiveLines is the set of lines of segment i still backed by a live file,
+// or nil when every line is.
+func (ix *Index) LiveLines(i int) *roaring.Bitmap { return ix.live[i] }
+
+// File returns the manifest record of a file id.
+func (ix *Index) File(id uint64) (*FileRecord, bool) {
+	i, ok := ix.files[id]
+	if !ok {
+		return nil, false
+	}
+	return &ix.Manifest.Files[i], true
+}
+
+// Acquire registers a reader; it fails once Close has begun.
+func (ix *Index) Acquire() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closing {
+		return ErrClosed
+	}
+	ix.readers++
+	return nil
+}
+
+// Release ends a reader's use.
+func (ix *Index) Release() {
+	ix.mu.Lock()
+	ix.readers--
+	if ix.readers == 0 {
+		ix.drained.Broadcast()
+	}
+	ix.mu.Unlock()
+}
+
+// Close waits for readers to finish, then unmaps every segment.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	if ix.closing {
+		ix.mu.Unlock()
+		return nil
+	}
+	ix.closing = true
+	for ix.readers > 0 {
+		ix.drained.Wait()
+	}
+	ix.mu.Unlock()
+	return ix.closeSegments()
+}
+
+func (ix *Index) closeSegments() error {
+	var errs []error
+	for _, s := range ix.Segments {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Stats summarizes the index.
+type Stats struct {
+	Files      int
+	Lines      int64
+	RawBytes   int64
+	Segments   int
+	IndexBytes int64
+}
+
+// Stats sums the manifest and the mapped segments.
+func (ix *Index) Stats() Stats {
+	st := Stats{Files: len(ix.Manifest.Files), Segments: len(ix.Segments)}
+	for _, f := range ix.Manifest.Files {
+		st.Lines += f.Lines
+		st.RawBytes += f.Indexed
+	}
+	for _, s := range ix.Segments {
+		st.IndexBytes += s.Size()
+	}
+	return st
+}
+
+// DisplayPath renders a file path the way grep -r prints it for the root as
+// given on the command line.
+func DisplayPath(root Root, rel string) string {
+	if root.IsFile || rel == "" {
+		return root.Given
+	}
+	if root.Given == "" { // no PATH operand: grep -r prints paths relative to "."
+		return rel
+	}
+	g := root.Given
+	for len(g) > 1 && g[len(g)-1] == '/' {
+		g = g[:len(g)-1]
+	}
+	if g == "/" {
+		return "/" + rel
+	}
+	return g + "/" + rel
+}
+
+// Path is a file's display path.
+func (ix *Index) Path(f *FileRecord) string {
+	return DisplayPath(ix.Manifest.Roots[f.Root], f.Path)
+}
+
+func (ix *Index) String() string {
+	return fmt.Sprintf("index %s (generation %d, %d segments)", ix.Dir, ix.Manifest.Generation, len(ix.Segments))
+}

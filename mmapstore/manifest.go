@@ -1,0 +1,150 @@
+package mmapstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Manifest file layout: magic "LOGDEXMF" | version u32 | reserved u32 |
+// payload length u64 | xxhash64(payload) u64 | payload (JSON, see Manifest).
+const (
+	ManifestMagic   = "LOGDEXMF"
+	ManifestVersion = 1
+	ManifestName    = "MANIFEST"
+	manifestHeader  = 32
+)
+
+// ErrNoIndex is returned when a directory holds no manifest.
+var ErrNoIndex = errors.New("no index")
+
+// Manifest is the root of an index: which segments are live and what is
+// known of every indexed file. It is rewritten (atomically) by each indexing
+// run; segments are never modified.
+type Manifest struct {
+	Generation    uint64       `json:"generation"`
+	Roots         []Root       `json:"roots"`
+	Segments      []SegmentRef `json:"segments"`
+	Files         []FileRecord `json:"files"`
+	Skipped       []Skipped    `json:"skipped,omitempty"`
+	NextFileID    uint64       `json:"next_file_id"`
+	NextSegmentID uint64       `json:"next_segment_id"`
+}
+
+// Root is one PATH argument the index was built for.
+type Root struct {
+	Given  string `json:"given"` // as typed, for grep-like display
+	Abs    string `json:"abs"`   // absolute and clean
+	IsFile bool   `json:"is_file"`
+}
+
+// SegmentRef names a live segment file in the index directory.
+type SegmentRef struct {
+	Name     string   `json:"name"`
+	Lines    uint32   `json:"lines"`
+	RawBytes int64    `json:"raw_bytes"`
+	Size     int64    `json:"size"`
+	FileIDs  []uint64 `json:"file_ids"` // files with lines in the segment
+}
+
+// FileRecord is the indexer's knowledge of one log file. A file keeps its ID
+// while it only grows (even when renamed by rotation); a truncated or
+// replaced file gets a new ID, which retires the lines indexed under the old.
+type FileRecord struct {
+	ID      uint64 `json:"id"`
+	Root    int    `json:"root"`
+	Path    string `json:"path"` // relative to the root, slash-separated
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	FPLen   int64  `json:"fp_len"`
+	FP      uint64 `json:"fp"`
+	Size    int64  `json:"size"`  // size when last indexed
+	MTime   int64  `json:"mtime"` // unix nanoseconds, when last indexed
+	Indexed int64  `json:"indexed"`
+	Lines   int64  `json:"lines"` // complete lines indexed, = lines in [0, Indexed)
+}
+
+// Skipped is a file the indexer saw and left out, with the reason.
+type Skipped struct {
+	Root   int    `json:"root"`
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Size   int64  `json:"size"`
+	MTime  int64  `json:"mtime"`
+}
+
+// EncodeManifest serializes m with its header and checksum.
+func EncodeManifest(m *Manifest) ([]byte, error) {
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, manifestHeader, manifestHeader+len(payload))
+	copy(out, ManifestMagic)
+	binary.LittleEndian.PutUint32(out[8:], ManifestVersion)
+	binary.LittleEndian.PutUint64(out[16:], uint64(len(payload)))
+	binary.LittleEndian.PutUint64(out[24:], xxhash.Sum64(payload))
+	return append(out, payload...), nil
+}
+
+// DecodeManifest parses and validates a manifest. name is used in errors.
+func DecodeManifest(name string, b []byte) (*Manifest, error) {
+	bad := func(format string, args ...any) error {
+		return &CorruptionError{Path: name, Section: "manifest", Offset: -1, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(b) < manifestHeader || string(b[:8]) != ManifestMagic {
+		return nil, bad("bad magic or short file")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != ManifestVersion {
+		return nil, fmt.Errorf("%s: %w %d (this build reads %d)", name, ErrVersion, v, ManifestVersion)
+	}
+	n := binary.LittleEndian.Uint64(b[16:])
+	payload, ok := slice(b, manifestHeader, n)
+	if !ok || manifestHeader+n != uint64(len(b)) {
+		return nil, bad("payload length %d does not match file size %d", n, len(b))
+	}
+	if xxhash.Sum64(payload) != binary.LittleEndian.Uint64(b[24:]) {
+		return nil, bad("checksum mismatch")
+	}
+	var m Manifest
+	// Unknown fields are ignored: a newer writer may add optional ones.
+	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&m); err != nil {
+		return nil, bad("%v", err)
+	}
+	for i, f := range m.Files {
+		if f.Root < 0 || f.Root >= len(m.Roots) {
+			return nil, bad("file %d refers to root %d of %d", i, f.Root, len(m.Roots))
+		}
+		if f.Indexed < 0 || f.Lines < 0 || f.Indexed > f.Size {
+			return nil, bad("file %q has inconsistent sizes", f.Path)
+		}
+	}
+	for _, s := range m.Segments {
+		if s.Name == "" || filepath.Base(s.Name) != s.Name {
+			return nil, bad("bad segment name %q", s.Name)
+		}
+	}
+	return &m, nil
+}
+
+// ReadManifest reads dir's manifest; ErrNoIndex when there is none.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestName)
+	m, err := Map(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNoIndex)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return DecodeManifest(path, m.Bytes())
+}

@@ -1,0 +1,135 @@
+package mmapstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is returned by any use of a mapping, segment or index after Close.
+var ErrClosed = errors.New("mmapstore: use after close")
+
+// Mapping is a read-only shared memory map of a whole file. Index files are
+// immutable once published, so a mapping never sees them shrink; log files
+// are never mapped (a truncation under a mapping raises SIGBUS).
+type Mapping struct {
+	path string
+	mu   sync.RWMutex
+	data []byte
+	size int64
+}
+
+// Map maps path read-only. An empty file gives an empty mapping.
+func Map(path string) (*Mapping, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mapping{path: path, size: st.Size()}
+	if st.Size() == 0 {
+		return m, nil
+	}
+	if st.Size() != int64(int(st.Size())) {
+		return nil, fmt.Errorf("map %s: file too large", path)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %s: %w", path, err)
+	}
+	m.data = data
+	return m, nil
+}
+
+// Path is the mapped file's path.
+func (m *Mapping) Path() string { return m.path }
+
+// Size is the mapped length in bytes.
+func (m *Mapping) Size() int64 { return m.size }
+
+// Bytes returns the mapped bytes. They are valid until Close.
+func (m *Mapping) Bytes() []byte { return m.data }
+
+// Advise applies madvise(advice) to [off, off+n) rounded out to pages.
+func (m *Mapping) Advise(off, n int64, advice int) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.data == nil {
+		if m.size == 0 {
+			return nil
+		}
+		return ErrClosed
+	}
+	b, ok := pageRange(m.data, off, n)
+	if !ok {
+		return nil
+	}
+	return unix.Madvise(b, advice)
+}
+
+// Resident counts the bytes of [off, off+n) that are in the page cache,
+// measured with mincore(2) (x/sys has no Linux wrapper for it).
+func (m *Mapping) Resident(off, n int64) (int64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.data == nil {
+		if m.size == 0 {
+			return 0, nil
+		}
+		return 0, ErrClosed
+	}
+	b, ok := pageRange(m.data, off, n)
+	if !ok {
+		return 0, nil
+	}
+	ps := int64(os.Getpagesize())
+	pages := (int64(len(b)) + ps - 1) / ps
+	vec := make([]byte, pages)
+	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	if e != 0 {
+		return 0, fmt.Errorf("mincore %s: %w", m.path, e)
+	}
+	start := off &^ (ps - 1)
+	end := min(off+n, m.size)
+	var resident int64
+	for i, v := range vec {
+		if v&1 == 0 {
+			continue
+		}
+		pgStart := start + int64(i)*ps
+		resident += min(pgStart+ps, end) - max(pgStart, off)
+	}
+	return resident, nil
+}
+
+// pageRange returns data[off:off+n] extended to whole pages, clipped to data.
+func pageRange(data []byte, off, n int64) ([]byte, bool) {
+	if off < 0 || n <= 0 || off >= int64(len(data)) {
+		return nil, false
+	}
+	ps := int64(os.Getpagesize())
+	start := off &^ (ps - 1)
+	end := min(off+n, int64(len(data)))
+	return data[start:end], true
+}
+
+// Close unmaps. Further use returns ErrClosed; closing twice is a no-op.
+func (m *Mapping) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data == nil {
+		return nil
+	}
+	err := unix.Munmap(m.data)
+	m.data = nil
+	m.size = 0
+	return err
+}

@@ -1,0 +1,79 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Node is a parsed query: a boolean tree over atoms. Atoms carry the byte
+// offset in the query text they came from, for error messages.
+type Node interface{ String() string }
+
+type (
+	// And matches lines matching every Kid.
+	And struct{ Kids []Node }
+	// Or matches lines matching any Kid.
+	Or struct{ Kids []Node }
+	// Not matches lines not matching Kid.
+	Not struct{ Kid Node }
+	// Term matches lines holding the token (folded).
+	Term struct{ Text string }
+	// Prefix matches lines holding a token that starts with Text (folded).
+	Prefix struct{ Text string }
+	// Phrase matches lines whose token sequence holds Terms consecutively;
+	// with LastPrefix the last one need only be a prefix.
+	Phrase struct {
+		Terms      []string
+		LastPrefix bool
+	}
+	// Literal matches lines containing Text as bytes; Fold folds ASCII
+	// letters only (grep -iF in the C locale).
+	Literal struct {
+		Text []byte
+		Fold bool
+	}
+	// Regex matches lines matching the RE2 expression (grep -E semantics
+	// per line, Go syntax).
+	Regex struct {
+		Expr string
+		Fold bool
+	}
+	// All matches every line.
+	All struct{}
+)
+
+func (n *And) String() string { return join("AND", n.Kids) }
+func (n *Or) String() string  { return join("OR", n.Kids) }
+func (n *Not) String() string { return "NOT " + n.Kid.String() }
+func (n *Term) String() string {
+	return n.Text
+}
+func (n *Prefix) String() string { return n.Text + "*" }
+func (n *Phrase) String() string {
+	s := strings.Join(n.Terms, " ")
+	if n.LastPrefix {
+		s += "*"
+	}
+	return `"` + s + `"`
+}
+func (n *Literal) String() string {
+	if n.Fold {
+		return fmt.Sprintf("'%s'i", n.Text)
+	}
+	return fmt.Sprintf("'%s'", n.Text)
+}
+func (n *Regex) String() string {
+	if n.Fold {
+		return "/" + n.Expr + "/i"
+	}
+	return "/" + n.Expr + "/"
+}
+func (n *All) String() string { return "*ALL*" }
+
+func join(op string, kids []Node) string {
+	parts := make([]string, len(kids))
+	for i, k := range kids {
+		parts[i] = k.String()
+	}
+	return "(" + strings.Join(parts, " "+op+" ") + ")"
+}

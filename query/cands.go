@@ -1,0 +1,373 @@
+package query
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query/internal/relit"
+)
+
+const (
+	// maxExpand bounds how many dictionary terms one partial-word atom may
+	// expand to; beyond it the atom does not narrow (the lines are still
+	// verified, so answers stay exact, only slower).
+	maxExpand = 4096
+	// enough: once an AND has narrowed a segment to this many candidate
+	// lines, costlier atoms (dictionary scans) are skipped: reading and
+	// checking that many lines costs less than the scan.
+	enough = 64
+)
+
+// cset is a candidate set of one segment. Lines listed as unindexed in the
+// segment are members of every cset (their words are not in the
+// dictionary), and are always verified.
+type cset struct {
+	all   bool            // no narrowing: every line
+	bm    *roaring.Bitmap // members when !all
+	exact bool            // membership is exact (outside unindexed lines)
+}
+
+func (c cset) card() uint64 {
+	if c.all {
+		return 1 << 62
+	}
+	return c.bm.GetCardinality()
+}
+
+// segEval evaluates a query tree against one segment's dictionary.
+type segEval struct {
+	seg   *mmapstore.Segment
+	un    *roaring.Bitmap
+	terms int // dictionary terms examined, for stats
+}
+
+func (e *segEval) withUn(bm *roaring.Bitmap) *roaring.Bitmap {
+	if e.un != nil {
+		bm.Or(e.un)
+	}
+	return bm
+}
+
+func (e *segEval) empty() cset { return cset{bm: e.withUn(roaring.New()), exact: true} }
+
+func (e *segEval) eval(n Node) (cset, error) {
+	switch n := n.(type) {
+	case *Term:
+		bm, err := e.term([]byte(n.Text))
+		return cset{bm: bm, exact: true}, err
+	case *Prefix:
+		bm, ok, err := e.prefix([]byte(n.Text))
+		if !ok {
+			return cset{all: true}, err
+		}
+		return cset{bm: bm, exact: true}, err
+	case *Phrase:
+		kids := make([]Node, len(n.Terms))
+		for i, t := range n.Terms {
+			kids[i] = &Term{Text: t}
+			if n.LastPrefix && i == len(n.Terms)-1 {
+				kids[i] = &Prefix{Text: t}
+			}
+		}
+		c, err := e.eval(&And{Kids: kids})
+		c.exact = false // adjacency is checked on the line
+		return c, err
+	case *Literal:
+		c, err := e.literal(n.Text, false)
+		c.exact = false
+		return c, err
+	case *Regex:
+		re, err := parseRegex(n.Expr, n.Fold)
+		if err != nil {
+			return cset{}, err
+		}
+		c, err := e.req(relit.Analyze(re))
+		c.exact = false
+		return c, err
+	case *All:
+		return cset{all: true, exact: true}, nil
+	case *Not:
+		k, err := e.eval(n.Kid)
+		if err != nil || !k.exact || k.all {
+			if k.all && k.exact {
+				return e.empty(), err
+			}
+			return cset{all: true}, err
+		}
+		bm := roaring.Flip(k.bm, 0, uint64(e.seg.NumLines()))
+		return cset{bm: e.withUn(bm), exact: true}, nil
+	case *Or:
+		var bms []*roaring.Bitmap
+		exact := true
+		for _, kid := range n.Kids {
+			k, err := e.eval(kid)
+			if err != nil {
+				return cset{}, err
+			}
+			if k.all {
+				return cset{all: true, exact: k.exact && exact}, nil
+			}
+			exact = exact && k.exact
+			bms = append(bms, k.bm)
+		}
+		return cset{bm: roaring.FastOr(bms...), exact: exact}, nil
+	case *And:
+		acc := cset{all: true, exact: true}
+		for _, kid := range n.Kids {
+			k, err := e.eval(kid)
+			if err != nil {
+				return cset{}, err
+			}
+			acc = e.and(acc, k)
+			if !acc.all && acc.bm.IsEmpty() {
+				break
+			}
+		}
+		return acc, nil
+	}
+	panic("query: unknown node")
+}
+
+func (e *segEval) and(a, b cset) cset {
+	switch {
+	case a.all:
+		b.exact = a.exact && b.exact
+		return b
+	case b.all:
+		a.exact = a.exact && b.exact
+		return a
+	}
+	return cset{bm: roaring.And(a.bm, b.bm), exact: a.exact && b.exact}
+}
+
+// term returns the lines holding term, plus the unindexed lines.
+func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
+	e.terms++
+	ref, ok, err := e.seg.Lookup(t)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return e.withUn(roaring.New()), nil
+	}
+	bm, err := e.seg.Postings(ref)
+	if err != nil {
+		return nil, err
+	}
+	if e.un != nil {
+		bm = roaring.Or(bm, e.un)
+	}
+	return bm, nil
+}
+
+// prefix unions the lines of every term starting with p; false when more
+// than maxExpand terms do.
+func (e *segEval) prefix(p []byte) (*roaring.Bitmap, bool, error) {
+	var refs []uint64
+	over := false
+	err := e.seg.PrefixTerms(p, func(_ []byte, ref uint64) bool {
+		if len(refs) == maxExpand {
+			over = true
+			return false
+		}
+		refs = append(refs, ref)
+		return true
+	})
+	e.terms += len(refs)
+	if err != nil || over {
+		return nil, false, err
+	}
+	bm, err := e.union(refs)
+	return bm, err == nil, err
+}
+
+func (e *segEval) union(refs []uint64) (*roaring.Bitmap, error) {
+	bms := make([]*roaring.Bitmap, 0, len(refs)+1)
+	var inline []uint32
+	for _, ref := range refs {
+		if ref&mmapstore.PostingsInline != 0 {
+			inline = append(inline, uint32(ref>>1))
+			continue
+		}
+		bm, err := e.seg.Postings(ref)
+		if err != nil {
+			return nil, err
+		}
+		bms = append(bms, bm)
+	}
+	if len(inline) > 0 {
+		for _, id := range inline {
+			if id >= e.seg.NumLines() {
+				_, err := e.seg.Postings(uint64(id)<<1 | mmapstore.PostingsInline)
+				return nil, err
+			}
+		}
+		bms = append(bms, roaring.BitmapOf(inline...))
+	}
+	if e.un != nil {
+		bms = append(bms, e.un)
+	}
+	if len(bms) == 0 {
+		return roaring.New(), nil
+	}
+	return roaring.FastOr(bms...), nil
+}
+
+// scanTerms finds the dictionary terms containing needle (as a suffix when
+// suffix is set) by scanning the sorted term list; false when more than
+// maxExpand terms match.
+func (e *segEval) scanTerms(needle []byte, suffix bool) (*roaring.Bitmap, bool, error) {
+	list := e.seg.TermList()
+	pat := needle
+	if suffix {
+		pat = append(bytes.Clone(needle), '\n')
+	}
+	var refs []uint64
+	for i := 0; i < len(list); {
+		j := bytes.Index(list[i:], pat)
+		if j < 0 {
+			break
+		}
+		at := i + j
+		ts := bytes.LastIndexByte(list[:at], '\n') + 1
+		te := at + len(needle)
+		if k := bytes.IndexByte(list[te:], '\n'); k >= 0 {
+			te += k
+		} else {
+			te = len(list)
+		}
+		if len(refs) == maxExpand {
+			return nil, false, nil
+		}
+		ref, ok, err := e.seg.Lookup(list[ts:te])
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			refs = append(refs, ref)
+		}
+		i = te
+	}
+	e.terms += len(refs)
+	bm, err := e.union(refs)
+	return bm, err == nil, err
+}
+
+// atomSet resolves one literal atom; ok is false when it does not narrow.
+func (e *segEval) atomSet(a atom) (*roaring.Bitmap, bool, error) {
+	switch a.kind {
+	case atomExact:
+		bm, err := e.term(a.text)
+		return bm, err == nil, err
+	case atomPrefix:
+		return e.prefix(a.text)
+	case atomSuffix:
+		return e.scanTerms(a.text, true)
+	default:
+		return e.scanTerms(a.text, false)
+	}
+}
+
+// literal narrows "line contains p" through its atoms, cheapest first, and
+// stops early once few candidates remain.
+func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
+	atoms := literalAtoms(p, unicodeFold)
+	if len(atoms) == 0 {
+		return cset{all: true}, nil
+	}
+	// Exact terms first (rarest first), then prefixes, then dictionary scans.
+	type scored struct {
+		a    atom
+		cost int
+		df   int
+	}
+	ss := make([]scored, 0, len(atoms))
+	for _, a := range atoms {
+		s := scored{a: a, cost: int(a.kind)}
+		if a.kind == atomInfix || a.kind == atomSuffix {
+			s.cost = 2
+		}
+		if a.kind == atomExact {
+			s.df = e.df(a.text)
+		}
+		ss = append(ss, s)
+	}
+	slices.SortStableFunc(ss, func(x, y scored) int {
+		if x.cost != y.cost {
+			return x.cost - y.cost
+		}
+		if x.df != y.df {
+			return x.df - y.df
+		}
+		return len(y.a.text) - len(x.a.text) // longer partial words are more selective
+	})
+	acc := cset{all: true}
+	for _, s := range ss {
+		if !acc.all && s.cost > 0 && acc.bm.GetCardinality() <= enough {
+			break
+		}
+		bm, ok, err := e.atomSet(s.a)
+		if err != nil {
+			return cset{}, err
+		}
+		if !ok {
+			continue
+		}
+		acc = e.and(acc, cset{bm: bm})
+		if acc.bm.IsEmpty() {
+			break
+		}
+	}
+	return acc, nil
+}
+
+func (e *segEval) df(t []byte) int {
+	ref, ok, err := e.seg.Lookup(t)
+	if err != nil || !ok {
+		return 0
+	}
+	n, _ := e.seg.DocFreq(ref)
+	return n
+}
+
+// req narrows by the literals a regex requires.
+func (e *segEval) req(r *relit.Req) (cset, error) {
+	switch r.Op {
+	case relit.OpNone:
+		return e.empty(), nil
+	case relit.OpLit:
+		return e.literal([]byte(r.Lit), r.Fold)
+	case relit.OpOr:
+		var bms []*roaring.Bitmap
+		for _, k := range r.Sub {
+			c, err := e.req(k)
+			if err != nil {
+				return cset{}, err
+			}
+			if c.all {
+				return c, nil
+			}
+			bms = append(bms, c.bm)
+		}
+		return cset{bm: roaring.FastOr(bms...)}, nil
+	case relit.OpAnd:
+		acc := cset{all: true}
+		for _, k := range r.Sub {
+			if !acc.all && acc.bm.GetCardinality() <= enough {
+				break
+			}
+			c, err := e.req(k)
+			if err != nil {
+				return cset{}, err
+			}
+			acc = e.and(acc, c)
+			if !acc.all && acc.bm.IsEmpty() {
+				break
+			}
+		}
+		return acc, nil
+	}
+	return cset{all: true}, nil
+}

@@ -1,0 +1,115 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+)
+
+// Line is one line of a log file read by number.
+type Line struct {
+	No     int64
+	Offset int64
+	Text   []byte // without '\n'; valid during the callback
+}
+
+// ReadLines calls fn for lines from..to (1-based, inclusive) of f as it is
+// now, finding the first through the offset index and reading on from
+// there. A file replaced since indexing is read from its start.
+func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn func(Line) error) error {
+	if err := s.ix.Acquire(); err != nil {
+		return err
+	}
+	defer s.ix.Release()
+	if from < 1 {
+		from = 1
+	}
+	if to < from {
+		return nil
+	}
+	h, err := s.check(f)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	if h.f == nil {
+		return h.stale
+	}
+	off, no := int64(0), int64(1)
+	if h.stale == nil {
+		off, no, err = s.seek(f, from)
+		if err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 64<<10)
+	var carry []byte
+	for no <= to {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		m, rerr := h.f.ReadAt(buf, off)
+		data := buf[:m]
+		off += int64(m)
+		eof := rerr != nil
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return rerr
+		}
+		lineStart := off - int64(m) - int64(len(carry))
+		if len(carry) > 0 {
+			data = append(carry, data...)
+			carry = nil
+		}
+		i := 0
+		for no <= to {
+			j := bytes.IndexByte(data[i:], '\n')
+			if j < 0 {
+				if eof && i < len(data) { // unterminated last line
+					if no >= from {
+						if err := fn(Line{No: no, Offset: lineStart + int64(i), Text: data[i:]}); err != nil {
+							return err
+						}
+					}
+					no++
+				} else if !eof {
+					carry = append([]byte(nil), data[i:]...)
+				}
+				break
+			}
+			if no >= from {
+				if err := fn(Line{No: no, Offset: lineStart + int64(i), Text: data[i : i+j]}); err != nil {
+					return err
+				}
+			}
+			no++
+			i += j + 1
+		}
+		if eof {
+			break
+		}
+	}
+	return nil
+}
+
+// seek returns the offset of line no (or of the nearest indexed line before
+// it) and that line's number.
+func (s *Searcher) seek(f *File, no int64) (int64, int64, error) {
+	off, at := int64(0), int64(1)
+	for _, sr := range f.spans {
+		seg := s.ix.Segments[sr.seg]
+		sp := seg.Spans()[sr.span]
+		if sp.StartLineNo > no {
+			break
+		}
+		if no < sp.StartLineNo+int64(sp.NumLines) {
+			loc, err := seg.Locate(sp.FirstLine + uint32(no-sp.StartLineNo))
+			if err != nil {
+				return 0, 0, err
+			}
+			return loc.Offset, no, nil
+		}
+		off, at = sp.EndOffset, sp.StartLineNo+int64(sp.NumLines)
+	}
+	return off, at, nil
+}

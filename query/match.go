@@ -1,0 +1,253 @@
+package query
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/logdex/logdex/mmapstore/token"
+	"github.com/logdex/logdex/query/internal/scan"
+)
+
+// lineState is one line under evaluation; its tokens are computed on first
+// use, so literal and regex queries never tokenize.
+type lineState struct {
+	line      []byte
+	tokenized bool
+	sc        token.Scanner
+	buf       []byte
+	toks      [][2]int // folded terms as ranges of buf
+}
+
+func (ls *lineState) reset(line []byte) {
+	ls.line = line
+	ls.tokenized = false
+}
+
+func (ls *lineState) tokens() [][2]int {
+	if ls.tokenized {
+		return ls.toks
+	}
+	ls.tokenized = true
+	ls.buf, ls.toks = ls.buf[:0], ls.toks[:0]
+	ls.sc.Reset(ls.line)
+	for ls.sc.Next() {
+		s := len(ls.buf)
+		ls.buf = append(ls.buf, ls.sc.Term()...)
+		ls.toks = append(ls.toks, [2]int{s, len(ls.buf)})
+	}
+	return ls.toks
+}
+
+func (ls *lineState) tok(i int) []byte { t := ls.toks[i]; return ls.buf[t[0]:t[1]] }
+
+// matcher decides one node for one line.
+type matcher interface {
+	match(ls *lineState) bool
+	// highlight appends the byte ranges in the line that this node's
+	// positive atoms matched.
+	highlight(ls *lineState, dst [][2]int) [][2]int
+}
+
+type andM []matcher
+type orM []matcher
+type notM struct{ m matcher }
+type termM struct{ t []byte }
+type prefixM struct{ t []byte }
+type phraseM struct {
+	terms      [][]byte
+	lastPrefix bool
+}
+type scanM struct{ m scan.Matcher }
+type allM struct{}
+
+func (m andM) match(ls *lineState) bool {
+	for _, k := range m {
+		if !k.match(ls) {
+			return false
+		}
+	}
+	return true
+}
+func (m orM) match(ls *lineState) bool {
+	for _, k := range m {
+		if k.match(ls) {
+			return true
+		}
+	}
+	return false
+}
+func (m notM) match(ls *lineState) bool { return !m.m.match(ls) }
+func (m termM) match(ls *lineState) bool {
+	toks := ls.tokens()
+	for i := range toks {
+		if bytes.Equal(ls.tok(i), m.t) {
+			return true
+		}
+	}
+	return false
+}
+func (m prefixM) match(ls *lineState) bool {
+	toks := ls.tokens()
+	for i := range toks {
+		if bytes.HasPrefix(ls.tok(i), m.t) {
+			return true
+		}
+	}
+	return false
+}
+func (m phraseM) at(ls *lineState, i int) bool {
+	for k, t := range m.terms {
+		if m.lastPrefix && k == len(m.terms)-1 {
+			if !bytes.HasPrefix(ls.tok(i+k), t) {
+				return false
+			}
+		} else if !bytes.Equal(ls.tok(i+k), t) {
+			return false
+		}
+	}
+	return true
+}
+func (m phraseM) match(ls *lineState) bool {
+	toks := ls.tokens()
+	for i := 0; i+len(m.terms) <= len(toks); i++ {
+		if m.at(ls, i) {
+			return true
+		}
+	}
+	return false
+}
+func (m scanM) match(ls *lineState) bool { return m.m.Match(ls.line) }
+func (allM) match(*lineState) bool       { return true }
+
+func (m andM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	for _, k := range m {
+		dst = k.highlight(ls, dst)
+	}
+	return dst
+}
+func (m orM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	for _, k := range m {
+		if k.match(ls) {
+			dst = k.highlight(ls, dst)
+		}
+	}
+	return dst
+}
+func (notM) highlight(_ *lineState, dst [][2]int) [][2]int { return dst }
+func (allM) highlight(_ *lineState, dst [][2]int) [][2]int { return dst }
+
+// tokenSpans returns the raw byte ranges of the line's tokens, in order,
+// parallel to ls.tokens().
+func tokenSpans(ls *lineState) [][2]int {
+	var sc token.Scanner
+	sc.Reset(ls.line)
+	var out [][2]int
+	for sc.Next() {
+		s, e := sc.Span()
+		out = append(out, [2]int{s, e})
+	}
+	return out
+}
+
+func (m termM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	spans := tokenSpans(ls)
+	for i := range ls.tokens() {
+		if bytes.Equal(ls.tok(i), m.t) {
+			dst = append(dst, spans[i])
+		}
+	}
+	return dst
+}
+func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	spans := tokenSpans(ls)
+	for i := range ls.tokens() {
+		if bytes.HasPrefix(ls.tok(i), m.t) {
+			dst = append(dst, spans[i])
+		}
+	}
+	return dst
+}
+func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	spans := tokenSpans(ls)
+	toks := ls.tokens()
+	for i := 0; i+len(m.terms) <= len(toks); i++ {
+		if m.at(ls, i) {
+			dst = append(dst, [2]int{spans[i][0], spans[i+len(m.terms)-1][1]})
+		}
+	}
+	return dst
+}
+func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	return m.m.AppendMatches(dst, ls.line)
+}
+
+// compileMatcher builds the line matcher of a tree.
+func compileMatcher(n Node) (matcher, error) {
+	switch n := n.(type) {
+	case *And:
+		ms := make(andM, len(n.Kids))
+		for i, k := range n.Kids {
+			m, err := compileMatcher(k)
+			if err != nil {
+				return nil, err
+			}
+			ms[i] = m
+		}
+		return ms, nil
+	case *Or:
+		ms := make(orM, len(n.Kids))
+		for i, k := range n.Kids {
+			m, err := compileMatcher(k)
+			if err != nil {
+				return nil, err
+			}
+			ms[i] = m
+		}
+		return ms, nil
+	case *Not:
+		m, err := compileMatcher(n.Kid)
+		if err != nil {
+			return nil, err
+		}
+		return notM{m}, nil
+	case *Term:
+		return termM{[]byte(n.Text)}, nil
+	case *Prefix:
+		return prefixM{[]byte(n.Text)}, nil
+	case *Phrase:
+		ts := make([][]byte, len(n.Terms))
+		for i, t := range n.Terms {
+			ts[i] = []byte(t)
+		}
+		return phraseM{ts, n.LastPrefix}, nil
+	case *Literal:
+		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
+	case *Regex:
+		m, err := scan.NewRegexp(n.Expr, n.Fold)
+		if err != nil {
+			return nil, err
+		}
+		return scanM{m}, nil
+	case *All:
+		return allM{}, nil
+	}
+	panic("query: unknown node")
+}
+
+// mergeRanges sorts and merges overlapping or touching ranges.
+func mergeRanges(r [][2]int) [][2]int {
+	if len(r) < 2 {
+		return r
+	}
+	slices.SortFunc(r, func(a, b [2]int) int { return a[0] - b[0] })
+	out := r[:1]
+	for _, x := range r[1:] {
+		last := &out[len(out)-1]
+		if x[0] <= last[1] {
+			last[1] = max(last[1], x[1])
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}

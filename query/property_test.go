@@ -1,0 +1,256 @@
+package query
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/mmapstore/token"
+)
+
+// Independent statement of the token rule for the reference scanner.
+var refTokenRE = regexp.MustCompile(`[\pL\p{Nd}_]+`)
+
+func refTokens(line []byte) []string {
+	var out []string
+	for _, m := range refTokenRE.FindAll(line, -1) {
+		var b strings.Builder
+		for _, r := range string(m) {
+			b.WriteRune(token.FoldRune(r))
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+var refRegexps = map[string]*regexp.Regexp{}
+
+// refEval is a straightforward evaluation of a tree on one line.
+func refEval(n Node, l *refLine) bool {
+	line := l.text
+	switch n := n.(type) {
+	case *And:
+		for _, k := range n.Kids {
+			if !refEval(k, l) {
+				return false
+			}
+		}
+		return true
+	case *Or:
+		for _, k := range n.Kids {
+			if refEval(k, l) {
+				return true
+			}
+		}
+		return false
+	case *Not:
+		return !refEval(n.Kid, l)
+	case *Term:
+		for _, t := range l.tokens() {
+			if t == n.Text {
+				return true
+			}
+		}
+		return false
+	case *Prefix:
+		for _, t := range l.tokens() {
+			if strings.HasPrefix(t, n.Text) {
+				return true
+			}
+		}
+		return false
+	case *Phrase:
+		toks := l.tokens()
+	outer:
+		for i := 0; i+len(n.Terms) <= len(toks); i++ {
+			for k, w := range n.Terms {
+				if n.LastPrefix && k == len(n.Terms)-1 {
+					if !strings.HasPrefix(toks[i+k], w) {
+						continue outer
+					}
+				} else if toks[i+k] != w {
+					continue outer
+				}
+			}
+			return true
+		}
+		return false
+	case *Literal:
+		if n.Fold {
+			return bytes.Contains(l.lower(), asciiLower(n.Text))
+		}
+		return bytes.Contains(line, n.Text)
+	case *Regex:
+		expr := n.Expr
+		if n.Fold {
+			expr = "(?i)" + expr
+		}
+		re, ok := refRegexps[expr]
+		if !ok {
+			re = regexp.MustCompile(expr)
+			refRegexps[expr] = re
+		}
+		return re.Match(line)
+	case *All:
+		return true
+	}
+	panic(fmt.Sprintf("refEval: %T", n))
+}
+
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// corpora lists the log trees the property tests run on: the committed
+// fixtures and, when present, the real Loghub samples.
+func corpora(t *testing.T) []string {
+	roots := []string{filepath.Join("..", "fixtures", "logs")}
+	if _, err := os.Stat(roots[0]); err != nil {
+		roots = nil
+	}
+	lh := filepath.Join("..", "..", "shared", "corpus", "loghub")
+	if _, err := os.Stat(lh); err == nil {
+		roots = append(roots, lh)
+	} else {
+		t.Logf("%s absent: property tests run on fixtures only", lh)
+	}
+	if len(roots) == 0 {
+		t.Skip("no corpus")
+	}
+	return roots
+}
+
+// queryGen builds queries from the data itself.
+type queryGen struct {
+	r     *rand.Rand
+	lines []refLine
+}
+
+func (g *queryGen) line() []byte {
+	for {
+		l := g.lines[g.r.IntN(len(g.lines))].text
+		if len(l) > 0 {
+			return l
+		}
+	}
+}
+
+func (g *queryGen) word() string {
+	for {
+		toks := token.Terms(g.line())
+		if len(toks) > 0 {
+			return toks[g.r.IntN(len(toks))]
+		}
+	}
+}
+
+func (g *queryGen) atom() Node {
+	switch g.r.IntN(6) {
+	case 0, 1:
+		return &Term{Text: g.word()}
+	case 2:
+		w := g.word()
+		n := 1 + g.r.IntN(len(w))
+		return &Prefix{Text: string([]rune(w)[:min(n, len([]rune(w)))])}
+	case 3:
+		for {
+			toks := token.Terms(g.line())
+			if len(toks) < 2 {
+				continue
+			}
+			i := g.r.IntN(len(toks) - 1)
+			k := 2 + g.r.IntN(min(3, len(toks)-i-1)+1-1)
+			if i+k > len(toks) {
+				k = len(toks) - i
+			}
+			return &Phrase{Terms: toks[i : i+k], LastPrefix: g.r.IntN(4) == 0}
+		}
+	case 4:
+		l := g.line()
+		a := g.r.IntN(len(l))
+		b := min(len(l), a+1+g.r.IntN(20))
+		return &Literal{Text: bytes.Clone(l[a:b]), Fold: g.r.IntN(2) == 0}
+	default:
+		return &Regex{Expr: regexp.QuoteMeta(g.word()) + `\W+\w`, Fold: true}
+	}
+}
+
+func (g *queryGen) tree(depth int) Node {
+	if depth == 0 || g.r.IntN(3) == 0 {
+		return g.atom()
+	}
+	switch g.r.IntN(3) {
+	case 0:
+		return &And{Kids: []Node{g.tree(depth - 1), g.tree(depth - 1)}}
+	case 1:
+		return &Or{Kids: []Node{g.tree(depth - 1), g.tree(depth - 1)}}
+	default:
+		return &And{Kids: []Node{g.tree(depth - 1), &Not{Kid: g.tree(depth - 1)}}}
+	}
+}
+
+// TestPropertyQueryLanguage: queries cut from the data give exactly the
+// lines a straightforward scan with the same token rule gives.
+func TestPropertyQueryLanguage(t *testing.T) {
+	roots := corpora(t)
+	lines := refLines(t, roots...)
+	// Small segments so that files span several segments.
+	s := testIndex(t, 256<<10, roots...)
+	seed := uint64(1)
+	if v := os.Getenv("LOGDEX_SEED"); v != "" {
+		fmt.Sscan(v, &seed)
+	}
+	g := &queryGen{r: rand.New(rand.NewPCG(seed, 7)), lines: lines}
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for i := 0; i < n; i++ {
+		node := g.tree(2)
+		q, err := CompileNode(node, ModeQuery)
+		if err != nil {
+			t.Fatalf("compile %v: %v", node, err)
+		}
+		got, _ := search(t, s, q, Options{})
+		var want []gotLine
+		for li := range lines {
+			if refEval(node, &lines[li]) {
+				l := lines[li]
+				want = append(want, gotLine{l.path, l.no, string(l.text)})
+			}
+		}
+		if err := diffLines(got, want); err != nil {
+			t.Fatalf("seed %d query %d %v: %v", seed, i, node, err)
+		}
+	}
+}
+
+func diffLines(got, want []gotLine) error {
+	for i := 0; i < min(len(got), len(want)); i++ {
+		if got[i] != want[i] {
+			return fmt.Errorf("line %d: got %s:%d:%q, want %s:%d:%q", i, got[i].path, got[i].no, got[i].text, want[i].path, want[i].no, want[i].text)
+		}
+	}
+	if len(got) != len(want) {
+		extra := ""
+		if len(got) > len(want) {
+			extra = fmt.Sprintf(" (first extra: %v)", got[len(want)])
+		} else {
+			extra = fmt.Sprintf(" (first missing: %v)", want[len(got)])
+		}
+		return fmt.Errorf("got %d lines, want %d%s", len(got), len(want), extra)
+	}
+	return nil
+}
