@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -27,12 +27,6 @@ const (
 	readBlock  = 4 << 20
 )
 
-// posting accumulates one term's line ids: the first inline, the rest as
-// uvarint gaps (the encoding most lists are written in anyway).
-type posting struct {
-	first, last, n uint32
-	rest           []byte
-}
 
 type spanRec struct {
 	file        int
@@ -45,8 +39,7 @@ type spanRec struct {
 
 // builder holds one segment in memory while its lines are read.
 type builder struct {
-	terms     map[string]uint32
-	posts     []posting
+	terms     *termTable
 	lines     uint32
 	lens      []byte
 	groups    []byte
@@ -62,7 +55,7 @@ type builder struct {
 }
 
 func newBuilder() *builder {
-	return &builder{terms: make(map[string]uint32, 1<<16)}
+	return &builder{terms: newTermTable()}
 }
 
 // beginSpan starts a run of lines of file f at byte offset off, line lineNo.
@@ -132,21 +125,9 @@ func (b *builder) index(text []byte, id uint32) bool {
 			complete = false
 			continue
 		}
-		i, ok := b.terms[string(t)]
-		if !ok {
-			b.terms[string(t)] = uint32(len(b.posts))
-			b.posts = append(b.posts, posting{first: id, last: id, n: 1})
+		if b.terms.add(t, id) {
 			b.nPostings++
-			continue
 		}
-		p := &b.posts[i]
-		if p.last == id {
-			continue
-		}
-		p.rest = binary.AppendUvarint(p.rest, uint64(id-p.last))
-		p.last = id
-		p.n++
-		b.nPostings++
 	}
 	return complete
 }
@@ -226,15 +207,29 @@ type segmentStats struct {
 // so that each can be streamed: postings before the FST that points into
 // them.
 func (b *builder) write(f *os.File) (segmentStats, error) {
+	// Sort entry indexes by term; most comparisons are settled by the first
+	// 8 bytes, compared as one integer.
+	tt := b.terms
 	type termRef struct {
-		term string
-		idx  uint32
+		pfx uint64
+		idx uint32
 	}
-	sorted := make([]termRef, 0, len(b.terms))
-	for t, i := range b.terms {
-		sorted = append(sorted, termRef{t, i})
+	sorted := make([]termRef, tt.len())
+	for i := range sorted {
+		t := tt.term(i)
+		var p [8]byte
+		copy(p[:], t)
+		sorted[i] = termRef{binary.BigEndian.Uint64(p[:]), uint32(i)}
 	}
-	slices.SortFunc(sorted, func(a, c termRef) int { return strings.Compare(a.term, c.term) })
+	slices.SortFunc(sorted, func(a, c termRef) int {
+		if a.pfx != c.pfx {
+			if a.pfx < c.pfx {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(tt.term(int(a.idx)), tt.term(int(c.idx)))
+	})
 
 	w := newSectionWriter(f)
 
@@ -305,15 +300,19 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 	var hdr []byte
 	var ids []uint32
 	for i, tr := range sorted {
-		p := &b.posts[tr.idx]
+		p := &tt.ents[tr.idx]
+		rest := p.rest
 		if p.n == 1 {
 			refs[i] = uint64(p.first)<<1 | mmapstore.PostingsInline
 			continue
 		}
 		refs[i] = (w.off - base) << 1
-		varintSize := uint64(uvarintLen(uint64(p.first)) + len(p.rest))
-		if uint64(p.n)*64 >= uint64(b.lines) && p.n >= 1024 {
-			ids = decodePosting(ids[:0], p)
+		varintSize := uint64(uvarintLen(uint64(p.first)) + len(rest))
+		// Whichever is smaller: roaring wins for dense lists (bitmap and
+		// run containers) and for long sparse ones (2 bytes per id against
+		// 3 for gaps over 16 Ki); gaps below 128 favour the uvarints.
+		if p.n >= 64 && roaringSize(p.first, rest)+8 < varintSize {
+			ids = decodePosting(ids[:0], p.first, rest)
 			bm := roaring.BitmapOf(ids...)
 			bm.RunOptimize()
 			if sz := bm.GetSerializedSizeInBytes(); sz+8 < varintSize {
@@ -330,19 +329,19 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 		hdr = binary.AppendUvarint(hdr[:0], uint64(p.n)<<1|mmapstore.EncDeltaVarint)
 		hdr = binary.AppendUvarint(hdr, uint64(p.first))
 		w.Write(hdr)
-		w.Write(p.rest)
+		w.Write(rest)
 	}
 	w.end()
 
 	w.begin(mmapstore.SectionFST)
-	fb, err := vellum.New(w, nil)
+	// A smaller registry than vellum's default builds about twice as fast
+	// for 1% more bytes (measured on generated logs).
+	fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
 	if err != nil {
 		return segmentStats{}, err
 	}
-	var key []byte
 	for i, tr := range sorted {
-		key = append(key[:0], tr.term...)
-		if err := fb.Insert(key, refs[i]); err != nil {
+		if err := fb.Insert(tt.term(int(tr.idx)), refs[i]); err != nil {
 			return segmentStats{}, fmt.Errorf("term dictionary: %w", err)
 		}
 	}
@@ -351,18 +350,9 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 	}
 	w.end()
 
-	w.begin(mmapstore.SectionTermList)
-	bw := []byte{'\n'}
-	for _, tr := range sorted {
-		bw = append(bw, tr.term...)
-		bw = append(bw, '\n')
-		if len(bw) > 1<<16 {
-			w.Write(bw)
-			bw = bw[:0]
-		}
-	}
-	w.Write(bw)
-	w.end()
+	blocks, filters := termBlocks(len(sorted), func(i int) []byte { return tt.term(int(sorted[i].idx)) })
+	w.section(mmapstore.SectionTermBlocks, blocks)
+	w.section(mmapstore.SectionTrigrams, filters)
 
 	if err := w.finish(); err != nil {
 		return segmentStats{}, err
@@ -370,16 +360,108 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 	return segmentStats{Lines: b.lines, Terms: len(sorted), RawBytes: b.rawBytes, Size: int64(w.off)}, nil
 }
 
-func decodePosting(dst []uint32, p *posting) []uint32 {
-	dst = append(dst, p.first)
-	id := p.first
-	for rest := p.rest; len(rest) > 0; {
+// termBlocks cuts the sorted dictionary into blocks and returns the block
+// keys section and the bit-sliced trigram filters section.
+func termBlocks(nterms int, term func(int) []byte) ([]byte, []byte) {
+	var starts []int
+	for i, bytes := 0, 0; i < nterms; i++ {
+		if i == 0 || bytes >= mmapstore.BlockBytes || i-starts[len(starts)-1] >= mmapstore.BlockTerms {
+			starts = append(starts, i)
+			bytes = 0
+		}
+		bytes += len(term(i))
+	}
+	n := len(starts)
+	keys := binary.AppendUvarint(nil, uint64(n))
+	var blob []byte
+	for _, st := range starts {
+		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
+		blob = append(blob, term(st)...)
+	}
+	keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
+	keys = append(keys, blob...)
+
+	words := (n + 63) / 64
+	slices := make([]uint64, mmapstore.BloomBits*words)
+	var bloom [mmapstore.BloomBits / 64]uint64
+	for b, st := range starts {
+		end := nterms
+		if b+1 < n {
+			end = starts[b+1]
+		}
+		clear(bloom[:])
+		for i := st; i < end; i++ {
+			// Trigrams of the term padded with a 0 byte at both ends,
+			// rolled through a 24-bit code.
+			t := term(i)
+			g := uint32(t[0])
+			for k := 1; k <= len(t); k++ {
+				var c uint32
+				if k < len(t) {
+					c = uint32(t[k])
+				}
+				g = (g<<8 | c) & 0xFFFFFF
+				for _, h := range mmapstore.TrigramHashes(g) {
+					bloom[h>>6] |= 1 << (h & 63)
+				}
+			}
+		}
+		// Transpose: bit j of this block's filter goes to slice j.
+		for wi, x := range bloom {
+			for x != 0 {
+				j := wi*64 + bits.TrailingZeros64(x)
+				slices[j*words+b/64] |= 1 << (b % 64)
+				x &= x - 1
+			}
+		}
+	}
+	out := make([]byte, 0, len(slices)*8)
+	for _, x := range slices {
+		out = binary.LittleEndian.AppendUint64(out, x)
+	}
+	return keys, out
+}
+
+func decodePosting(dst []uint32, first uint32, rest []byte) []uint32 {
+	dst = append(dst, first)
+	id := first
+	for len(rest) > 0 {
 		v, n := binary.Uvarint(rest)
 		rest = rest[n:]
 		id += uint32(v)
 		dst = append(dst, id)
 	}
 	return dst
+}
+
+// roaringSize estimates the serialized size of a run-optimized roaring
+// bitmap of the list without building it: per container of 2^16 ids the
+// smallest of an array (2 bytes an id), a bitmap (8 KiB) and runs (4 bytes
+// a run), plus 8 bytes of headers each.
+func roaringSize(first uint32, rest []byte) uint64 {
+	size := uint64(8)
+	var card, runs uint64
+	key := first >> 16
+	prev := first
+	card, runs = 1, 1
+	flush := func() {
+		size += 8 + min(2*card, 8192, 2+4*runs)
+	}
+	for len(rest) > 0 {
+		v, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		id := prev + uint32(v)
+		if id>>16 != key {
+			flush()
+			key, card, runs = id>>16, 0, 1
+		} else if v != 1 {
+			runs++
+		}
+		card++
+		prev = id
+	}
+	flush()
+	return size
 }
 
 func uvarintLen(v uint64) int {

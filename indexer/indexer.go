@@ -629,6 +629,7 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 // buildSegment builds and writes one segment; it returns nil when the job
 // yielded no complete line.
 func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress func(int64)) (*mmapstore.SegmentRef, error) {
+	t0 := time.Now()
 	b := newBuilder()
 	var ids []uint64
 	for _, p := range j.parts {
@@ -654,6 +655,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 	if b.lines == 0 {
 		return nil, nil
 	}
+	tRead := time.Since(t0)
 	name := fmt.Sprintf("seg-%016x.ldx", j.id)
 	path := filepath.Join(u.opt.Dir, name)
 	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
@@ -671,7 +673,8 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 		os.Remove(path + ".tmp")
 		return nil, fmt.Errorf("write segment %s: %w", name, err)
 	}
-	u.log.Debug().Str("segment", name).Uint32("lines", st.Lines).Int("terms", st.Terms).Int64("raw_bytes", st.RawBytes).Int64("size", st.Size).Msg("segment written")
+	u.log.Debug().Str("segment", name).Uint32("lines", st.Lines).Int("terms", st.Terms).Int64("raw_bytes", st.RawBytes).
+		Int64("size", st.Size).Dur("read", tRead).Dur("write", time.Since(t0)-tRead).Msg("segment written")
 	return &mmapstore.SegmentRef{Name: name, Lines: st.Lines, RawBytes: st.RawBytes, Size: st.Size, FileIDs: ids}, nil
 }
 

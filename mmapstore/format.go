@@ -39,8 +39,9 @@ const (
 	SectionLineLens   uint32 = 5 // uvarint length of every line, '\n' included
 	SectionFST        uint32 = 6 // vellum FST: term -> postings reference
 	SectionPostings   uint32 = 7 // postings lists
-	SectionTermList   uint32 = 8 // sorted terms, '\n'-separated, for substring lookups
+	SectionTermBlocks uint32 = 8 // first term of every dictionary block
 	SectionUnindexed  uint32 = 9 // lines whose tokens were not (all) indexed
+	SectionTrigrams   uint32 = 10 // bit-sliced bloom filters of each block's trigrams
 )
 
 // SectionName names a section kind for messages.
@@ -60,8 +61,10 @@ func SectionName(kind uint32) string {
 		return "term dictionary"
 	case SectionPostings:
 		return "postings"
-	case SectionTermList:
-		return "term list"
+	case SectionTermBlocks:
+		return "term blocks"
+	case SectionTrigrams:
+		return "trigram filters"
 	case SectionUnindexed:
 		return "unindexed lines"
 	}
@@ -85,6 +88,26 @@ const (
 	MetaUnindexed  = 6
 	MetaMaxLineLen = 7
 )
+
+// The dictionary is cut into blocks of consecutive terms (about
+// BlockBytes of term text, at most BlockTerms terms). For substring lookups
+// each block has a bloom filter of the trigrams of its terms, each term
+// padded with a 0 byte at both ends; the filters are stored bit-sliced:
+// slice j holds bit j of every block's filter, so testing a needle's
+// trigrams ANDs a few slices instead of reading every filter.
+const (
+	BlockBytes  = 512
+	BlockTerms  = 64
+	BloomBits   = 2048 // bits per block filter (a power of two)
+	BloomHashes = 2
+)
+
+// TrigramHashes returns the filter bits of trigram code g (three bytes
+// a<<16|b<<8|c).
+func TrigramHashes(g uint32) [BloomHashes]uint32 {
+	const shift = 32 - 11 // log2(BloomBits) = 11
+	return [BloomHashes]uint32{(g * 0x9E3779B1) >> shift, ((g ^ 0x5bd1e995) * 0x85EBCA77) >> shift}
+}
 
 // Postings references stored as FST values: bit 0 set means the term occurs
 // on exactly one line, whose id is value>>1; otherwise value>>1 is the offset

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime/debug"
 	"sort"
 	"sync/atomic"
@@ -57,15 +58,19 @@ type Segment struct {
 	postingsN  uint64
 	maxLineLen uint64
 
-	files     []SegFile
-	spans     []Span
-	groups    []byte
-	lens      []byte
-	fst       *vellum.FST
-	postings  []byte
-	postOff   uint64 // file offset of the postings section, for alignment checks
-	termList  []byte
-	unindexed *roaring.Bitmap
+	files      []SegFile
+	spans      []Span
+	groups     []byte
+	lens       []byte
+	fst        *vellum.FST
+	postings   []byte
+	postOff    uint64 // file offset of the postings section, for alignment checks
+	blockOffs  []byte // (nblocks+1) u32 offsets into blockKeys
+	blockKeys  []byte
+	nblocks    int
+	trigrams   []byte // BloomBits slices of sliceWords u64 words
+	sliceWords int
+	unindexed  *roaring.Bitmap
 }
 
 // OpenSegment maps path and validates its header, footer, table of contents
@@ -180,7 +185,7 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 		return nil, err
 	}
 	s.postOff = s.entry(SectionPostings).Offset
-	if s.termList, err = s.section(SectionTermList); err != nil {
+	if err := s.decodeBlocks(); err != nil {
 		return nil, err
 	}
 	fstBytes, err := s.section(SectionFST)
@@ -221,6 +226,126 @@ func (s *Segment) checkedSection(kind uint32) ([]byte, error) {
 		return nil, s.corrupt(SectionName(kind), int64(s.entry(kind).Offset), "checksum mismatch")
 	}
 	return b, nil
+}
+
+func (s *Segment) decodeBlocks() error {
+	b, err := s.section(SectionTermBlocks)
+	if err != nil {
+		return err
+	}
+	d := Decbuf{B: b}
+	n := d.Int(len(b) / 4)
+	offs := d.Bytes((n + 1) * 4)
+	if d.Err != nil {
+		return s.corrupt("term blocks", -1, "%v", d.Err)
+	}
+	s.nblocks, s.blockOffs, s.blockKeys = n, offs, d.B
+	for i := 0; i <= n; i++ {
+		o := binary.LittleEndian.Uint32(offs[i*4:])
+		if o > uint32(len(s.blockKeys)) || i > 0 && o < binary.LittleEndian.Uint32(offs[i*4-4:]) {
+			return s.corrupt("term blocks", -1, "block %d key offset out of bounds", i)
+		}
+	}
+	t, err := s.section(SectionTrigrams)
+	if err != nil {
+		return err
+	}
+	s.sliceWords = (n + 63) / 64
+	if len(t) != BloomBits*s.sliceWords*8 {
+		return s.corrupt("trigram filters", -1, "size %d does not fit %d blocks", len(t), n)
+	}
+	s.trigrams = t
+	return nil
+}
+
+// BlockKey returns the first term of block b, aliasing the mapping.
+func (s *Segment) BlockKey(b int) []byte {
+	o := binary.LittleEndian.Uint32(s.blockOffs[b*4:])
+	e := binary.LittleEndian.Uint32(s.blockOffs[b*4+4:])
+	return s.blockKeys[o:e]
+}
+
+// BlockCandidates returns the dictionary blocks whose trigram filters
+// admit every trigram of needle (padded with a 0 byte at the end when
+// suffix is set, and at the start when prefix is set): a superset of the
+// blocks holding a term that contains needle. needle must be at least 3
+// bytes once padded.
+func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	p := needle
+	if prefix || suffix {
+		p = make([]byte, 0, len(needle)+2)
+		if prefix {
+			p = append(p, 0)
+		}
+		p = append(p, needle...)
+		if suffix {
+			p = append(p, 0)
+		}
+	}
+	if len(p) < 3 {
+		return nil, fmt.Errorf("needle too short for trigrams")
+	}
+	acc := make([]uint64, s.sliceWords)
+	for i := range acc {
+		acc[i] = ^uint64(0)
+	}
+	if r := s.nblocks % 64; r != 0 {
+		acc[len(acc)-1] = 1<<r - 1
+	}
+	seen := map[uint32]bool{}
+	for i := 0; i+3 <= len(p); i++ {
+		for _, h := range TrigramHashes(uint32(p[i])<<16 | uint32(p[i+1])<<8 | uint32(p[i+2])) {
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			slice := s.trigrams[int(h)*s.sliceWords*8:]
+			for w := range acc {
+				acc[w] &= binary.LittleEndian.Uint64(slice[w*8:])
+			}
+		}
+	}
+	var out []uint32
+	for w, x := range acc {
+		for x != 0 {
+			b := bits.TrailingZeros64(x)
+			out = append(out, uint32(w*64+b))
+			x &= x - 1
+		}
+	}
+	return out, nil
+}
+
+// BlockTerms calls fn for every term of block b with its postings
+// reference, until fn returns false.
+func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err error) {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if b < 0 || b >= s.nblocks {
+		return fmt.Errorf("block %d out of range", b)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("term dictionary", &err)
+	var end []byte
+	if b+1 < s.nblocks {
+		end = s.BlockKey(b + 1)
+	}
+	it, err := s.fst.Iterator(s.BlockKey(b), end)
+	for err == nil {
+		k, v := it.Current()
+		if !fn(k, v) {
+			return nil
+		}
+		err = it.Next()
+	}
+	if err == vellum.ErrIteratorDone {
+		return nil
+	}
+	return s.corrupt("term dictionary", -1, "%v", err)
 }
 
 func (s *Segment) decodeMeta() error {
@@ -392,9 +517,8 @@ func (s *Segment) Mapping() *Mapping { return s.m }
 // (huge lines, huge tokens): every query must verify them. May be nil.
 func (s *Segment) Unindexed() *roaring.Bitmap { return s.unindexed }
 
-// TermList is every term in sorted order, each preceded and followed by
-// '\n', for substring searches over the dictionary.
-func (s *Segment) TermList() []byte { return s.termList }
+// NumBlocks is the number of dictionary blocks.
+func (s *Segment) NumBlocks() int { return s.nblocks }
 
 // Close unmaps the segment.
 func (s *Segment) Close() error {

@@ -38,9 +38,10 @@ func (c cset) card() uint64 {
 
 // segEval evaluates a query tree against one segment's dictionary.
 type segEval struct {
-	seg   *mmapstore.Segment
-	un    *roaring.Bitmap
-	terms int // dictionary terms examined, for stats
+	seg    *mmapstore.Segment
+	un     *roaring.Bitmap
+	terms  int // dictionary terms examined, for stats
+	blocks int // dictionary blocks read for substring atoms
 }
 
 func (e *segEval) withUn(bm *roaring.Bitmap) *roaring.Bitmap {
@@ -58,7 +59,7 @@ func (e *segEval) eval(n Node) (cset, error) {
 		bm, err := e.term([]byte(n.Text))
 		return cset{bm: bm, exact: true}, err
 	case *Prefix:
-		bm, ok, err := e.prefix([]byte(n.Text))
+		bm, ok, err := e.prefix([]byte(n.Text), maxExpand)
 		if !ok {
 			return cset{all: true}, err
 		}
@@ -163,12 +164,12 @@ func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
 }
 
 // prefix unions the lines of every term starting with p; false when more
-// than maxExpand terms do.
-func (e *segEval) prefix(p []byte) (*roaring.Bitmap, bool, error) {
+// than budget terms do.
+func (e *segEval) prefix(p []byte, budget int) (*roaring.Bitmap, bool, error) {
 	var refs []uint64
 	over := false
 	err := e.seg.PrefixTerms(p, func(_ []byte, ref uint64) bool {
-		if len(refs) == maxExpand {
+		if len(refs) == budget {
 			over = true
 			return false
 		}
@@ -215,58 +216,67 @@ func (e *segEval) union(refs []uint64) (*roaring.Bitmap, error) {
 	return roaring.FastOr(bms...), nil
 }
 
+// maxBlocks bounds the dictionary blocks one substring atom may visit.
+const maxBlocks = 2048
+
 // scanTerms finds the dictionary terms containing needle (as a suffix when
-// suffix is set) by scanning the sorted term list; false when more than
-// maxExpand terms match.
-func (e *segEval) scanTerms(needle []byte, suffix bool) (*roaring.Bitmap, bool, error) {
-	list := e.seg.TermList()
-	pat := needle
+// suffix is set): the trigram filters name candidate blocks, whose terms
+// are then read from the FST and checked. false when the atom is too short
+// or too common to narrow.
+func (e *segEval) scanTerms(needle []byte, suffix bool, budget int) (*roaring.Bitmap, bool, error) {
+	n := len(needle)
 	if suffix {
-		pat = append(bytes.Clone(needle), '\n')
+		n++
 	}
+	if n < 3 {
+		return nil, false, nil
+	}
+	blocks, err := e.seg.BlockCandidates(needle, false, suffix)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(blocks) > min(maxBlocks, budget) {
+		return nil, false, nil
+	}
+	e.blocks += len(blocks)
 	var refs []uint64
-	for i := 0; i < len(list); {
-		j := bytes.Index(list[i:], pat)
-		if j < 0 {
-			break
-		}
-		at := i + j
-		ts := bytes.LastIndexByte(list[:at], '\n') + 1
-		te := at + len(needle)
-		if k := bytes.IndexByte(list[te:], '\n'); k >= 0 {
-			te += k
-		} else {
-			te = len(list)
-		}
-		if len(refs) == maxExpand {
-			return nil, false, nil
-		}
-		ref, ok, err := e.seg.Lookup(list[ts:te])
+	over := false
+	for _, b := range blocks {
+		err := e.seg.BlockTerms(int(b), func(t []byte, ref uint64) bool {
+			if suffix && bytes.HasSuffix(t, needle) || !suffix && bytes.Contains(t, needle) {
+				if len(refs) == budget {
+					over = true
+					return false
+				}
+				refs = append(refs, ref)
+			}
+			return true
+		})
 		if err != nil {
 			return nil, false, err
 		}
-		if ok {
-			refs = append(refs, ref)
+		if over {
+			return nil, false, nil
 		}
-		i = te
 	}
 	e.terms += len(refs)
 	bm, err := e.union(refs)
 	return bm, err == nil, err
 }
 
-// atomSet resolves one literal atom; ok is false when it does not narrow.
-func (e *segEval) atomSet(a atom) (*roaring.Bitmap, bool, error) {
+// atomSet resolves one literal atom, expanding partial words to at most
+// budget dictionary terms; ok is false when it does not narrow.
+func (e *segEval) atomSet(a atom, budget int) (*roaring.Bitmap, bool, error) {
 	switch a.kind {
 	case atomExact:
 		bm, err := e.term(a.text)
 		return bm, err == nil, err
 	case atomPrefix:
-		return e.prefix(a.text)
+		return e.prefix(a.text, budget)
 	case atomSuffix:
-		return e.scanTerms(a.text, true)
+		return e.scanTerms(a.text, true, budget)
 	default:
-		return e.scanTerms(a.text, false)
+		return e.scanTerms(a.text, false, budget)
 	}
 }
 
@@ -305,10 +315,17 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 	})
 	acc := cset{all: true}
 	for _, s := range ss {
-		if !acc.all && s.cost > 0 && acc.bm.GetCardinality() <= enough {
-			break
+		budget := maxExpand
+		if !acc.all && s.cost > 0 {
+			// A partial word is worth expanding only while that costs
+			// less than reading the candidates it could rule out.
+			n := int(acc.bm.GetCardinality())
+			if n <= enough {
+				break
+			}
+			budget = min(maxExpand, n/4)
 		}
-		bm, ok, err := e.atomSet(s.a)
+		bm, ok, err := e.atomSet(s.a, budget)
 		if err != nil {
 			return cset{}, err
 		}

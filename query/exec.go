@@ -119,6 +119,7 @@ type Stats struct {
 	Scanned    int64 // bytes scanned where the index could not narrow
 	Segments   int
 	Terms      int      // dictionary terms looked up
+	Blocks     int      // dictionary blocks read for substring atoms
 	Warnings   []string // files answered from their current content, or skipped
 }
 
@@ -351,6 +352,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	plans := make([]*segPlan, len(segs))
 	errs := make([]error, len(segs))
 	terms := make([]int, len(segs))
+	blocks := make([]int, len(segs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(segs)); w++ {
@@ -362,13 +364,14 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 				if i >= len(segs) || ctx.Err() != nil {
 					return
 				}
-				plans[i], terms[i], errs[i] = s.planSegment(q, i)
+				plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, i)
 			}
 		}()
 	}
 	wg.Wait()
 	for i := range segs {
 		st.Terms += terms[i]
+		st.Blocks += blocks[i]
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -376,23 +379,29 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	return plans, ctx.Err()
 }
 
-func (s *Searcher) planSegment(q *Query, i int) (*segPlan, int, error) {
+func (s *Searcher) planSegment(q *Query, i int) (*segPlan, int, int, error) {
 	seg := s.ix.Segments[i]
 	e := &segEval{seg: seg, un: seg.Unindexed()}
+	p, err := s.planWith(e, q, i)
+	return p, e.terms, e.blocks, err
+}
+
+func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
+	seg := e.seg
 	c, err := e.eval(q.Root)
 	if err != nil {
-		return nil, e.terms, err
+		return nil, err
 	}
 	live := s.ix.LiveLines(i)
 	if c.all {
-		return &segPlan{mode: planScan}, e.terms, nil
+		return &segPlan{mode: planScan}, nil
 	}
 	cands := c.bm
 	if live != nil {
 		cands = roaring.And(cands, live)
 	}
 	if cands.IsEmpty() {
-		return &segPlan{mode: planNone}, e.terms, nil
+		return &segPlan{mode: planNone}, nil
 	}
 	p := &segPlan{mode: planIDs, cands: cands}
 	if c.exact {
@@ -405,7 +414,7 @@ func (s *Searcher) planSegment(q *Query, i int) (*segPlan, int, error) {
 		// reading them all in order.
 		p.mode = planScan
 	}
-	return p, e.terms, nil
+	return p, nil
 }
 
 // produce emits tasks in output order: files by path, then each file's

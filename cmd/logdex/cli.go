@@ -72,6 +72,9 @@ func isTerminal(w io.Writer) bool {
 
 // newLogger logs to w: human-readable on a terminal, JSON otherwise.
 func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
+	if l, err := zerolog.ParseLevel(os.Getenv("LOGDEX_LOG_LEVEL")); err == nil && l != zerolog.NoLevel {
+		level = l
+	}
 	if isTerminal(w) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}

@@ -3,9 +3,22 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 )
 
 func main() {
+	// LOGDEX_CPUPROFILE=file profiles any command (for performance work).
+	if p := os.Getenv("LOGDEX_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+		fmt.Fprintln(os.Stderr, "logdex: cannot write CPU profile:", err)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

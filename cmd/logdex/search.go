@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
@@ -34,10 +35,10 @@ Flags:
 `
 
 type searchFlags struct {
-	fixed, extended, fold, caseSensitive, count, noUpdate bool
-	patterns                                            stringsFlag
-	before, after, context, limit                       int
-	index                                               string
+	fixed, extended, fold, caseSensitive, count, noUpdate, stats bool
+	patterns                                                     stringsFlag
+	before, after, context, limit                                int
+	index                                                        string
 }
 
 func (e *env) search(args []string) int {
@@ -56,6 +57,7 @@ func (e *env) search(args []string) int {
 	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matches")
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
+	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, searchUsage)
 		fs.PrintDefaults()
@@ -127,7 +129,12 @@ func (e *env) search(args []string) int {
 	} else {
 		fn = pr.print
 	}
+	t0 := time.Now()
 	st, err := searcher.Search(ctx, q, opt, fn)
+	if sf.stats && st != nil {
+		fmt.Fprintf(e.stderr, "query %v: %d hits in %v; %d segments, %d terms, %d blocks, %d candidates, %d verified, %d bytes scanned\n",
+			q.Root, st.Total, time.Since(t0), st.Segments, st.Terms, st.Blocks, st.Candidates, st.Verified, st.Scanned)
+	}
 	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
 		err = pr.flushContext()
 	}

@@ -37,6 +37,9 @@ var benchPatterns = []benchPattern{
 	{"lit-e", `e`, 'F', "-F"},
 	{"lit-packet", `PacketResponder`, 'F', "-F"},
 	{"lit-i-packet", `packetresponder`, 'i', "-iF"},
+	// Not in the brief's list: alternations of literals, common in log queries.
+	{"alt-levels", `ERROR|FATAL|panic`, 'E', ""},
+	{"alt-i-words", `(?i)exception|failed`, 'E', ""},
 }
 
 func (p benchPattern) matcher(tb testing.TB) Matcher {

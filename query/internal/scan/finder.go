@@ -90,9 +90,16 @@ func newFinder(pat []byte, fold bool) *finder {
 type findState struct {
 	next1, next2 int // cached absolute positions of the next b1 / u1 (fold), or past the end
 	valid        bool
-	fails        int // candidates that failed verification
-	brute        bool
+	winStart     int // start of the window in which fails are counted
+	fails        int // candidates in the window that failed verification
+	bruteUntil   int // use bytes.Index for occurrences starting before this
 }
+
+// Windows for choosing between the rare-byte loop and bytes.Index.
+const (
+	failWindow  = 64 << 10  // judge the false candidates of this many bytes
+	bruteWindow = 256 << 10 // then use bytes.Index for this many
+)
 
 func (f *finder) equalAt(hay []byte, s int) bool {
 	p := f.pat
@@ -121,13 +128,15 @@ func (f *finder) index(hay []byte, from int, st *findState) int {
 	}
 	lim := len(hay) - n + f.off1 + 1 // a hit of b1 at p >= lim leaves no room for the literal
 	if !f.fold {
-		if st.brute {
-			if j := bytes.Index(hay[from:], f.pat); j >= 0 {
-				return from + j
-			}
-			return -1
-		}
 		for {
+			if from < st.bruteUntil {
+				// Occurrences starting before bruteUntil.
+				if j := bytes.Index(hay[from:min(len(hay), st.bruteUntil+n-1)], f.pat); j >= 0 {
+					return from + j
+				}
+				from = st.bruteUntil
+				st.winStart, st.fails = from, 0
+			}
 			p := from + f.off1
 			if p >= lim {
 				return -1
@@ -141,11 +150,14 @@ func (f *finder) index(hay []byte, from int, st *findState) int {
 				return s
 			}
 			from = s + 1
-			// Too many false candidates: bytes.Index's SIMD brute force is
-			// faster on such input (e.g. a literal made of common bytes).
-			if st.fails++; st.fails > 64 && st.fails*48 > s {
-				st.brute = true
-				return f.index(hay, from, st)
+			// Many false candidates (the rare byte is not rare here): each
+			// costs a call, and bytes.Index's SIMD brute force is faster.
+			st.fails++
+			if w := from - st.winStart; w >= failWindow {
+				if st.fails*32 > w {
+					st.bruteUntil = from + bruteWindow
+				}
+				st.winStart, st.fails = from, 0
 			}
 		}
 	}

@@ -104,6 +104,7 @@ func lineEndIn(buf []byte, i, end int) int {
 	return end
 }
 
+// runLane walks lane l to its end alone.
 func (m *reMatcher) runLane(c *cache, buf []byte, l *lane, single bool, k *sink) bool {
 	for {
 		advance(c.trans, &m.d.byteCol, buf, l, c.start)
@@ -125,6 +126,9 @@ func (m *reMatcher) runLane(c *cache, buf []byte, l *lane, single bool, k *sink)
 	return true
 }
 
+// runDual walks lanes a and b (b's lines follow a's) in lockstep until one
+// ends, then finishes each alone. a's matching lines go to the sink at once,
+// b's are held until a is done.
 func (m *reMatcher) runDual(c *cache, buf []byte, a, b *lane, k *sink) bool {
 	col := &m.d.byteCol
 	k.pend = k.pend[:0]
@@ -167,8 +171,8 @@ const (
 )
 
 // special handles the transition of lane l at l.i that advance stopped at:
-// it computes missing transitions, decodes non-ASCII runes and finishes
-// lines. On evMatch it returns the matching line.
+// it computes missing transitions and finishes lines. On evMatch it returns
+// the matching line.
 func (m *reMatcher) special(c *cache, buf []byte, l *lane) (ev, start, end int) {
 	i, s := l.i, l.s
 	c.progress += i - l.mark

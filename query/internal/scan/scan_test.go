@@ -116,7 +116,7 @@ func TestRegexpPrefilterSwitch(t *testing.T) {
 		}
 	}
 	buf := joinLines(lines, false)
-	for _, p := range []string{`ERROR.*timeout`, `ERROR x$`, `^ERROR\b`, `(?i)error.*TIMEOUT`} {
+	for _, p := range []string{`ERROR.*timeout`, `ERROR x$`, `^ERROR\b`, `(?i)error.*TIMEOUT`, `x$|timeout after`, `(?i)(after|x)\b`, `(conn|read) timeout`} {
 		checkRegexp(t, p, false, buf)
 	}
 }
@@ -145,10 +145,17 @@ func TestLiteralEdgeCases(t *testing.T) {
 	}
 }
 
-// TestLiteralManyFalseCandidates drives the finder into its bytes.Index mode.
+// TestLiteralManyFalseCandidates drives the finder into its bytes.Index mode
+// and back.
 func TestLiteralManyFalseCandidates(t *testing.T) {
-	buf := bytes.Repeat([]byte("zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n"), 2000)
-	buf = append(buf, "zzzzzzzzzzzzzzzzzzzzzzzzzzzy\nZZZZZZZZZZZZZZZZZZZZZZZZZZZY"...)
+	var buf []byte
+	for i := range 6000 {
+		switch i {
+		case 3, 1500, 4100, 5999:
+			buf = append(buf, "zzzzzzzzzzzzzzzzzzzzzzzzzzzy\nZZZZZZZZZZZZZZZZZZZZZZZZZZZY\n"...)
+		}
+		buf = append(buf, "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n"...)
+	}
 	for _, p := range []string{"zzzy", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "zy", "z"} {
 		for _, fold := range []bool{false, true} {
 			if msg := check(NewLiteral([]byte(p), fold), literalOracle([]byte(p), fold), buf); msg != "" {
@@ -198,19 +205,25 @@ func TestRegexpThrash(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var b bytes.Buffer
 	for b.Len() < 200<<10 {
+		if r.IntN(4) == 0 {
+			b.WriteString("xyz") // for the prefiltered pattern
+		}
 		for range r.IntN(80) {
 			b.WriteByte("ab"[r.IntN(2)])
 		}
 		b.WriteByte('\n')
 	}
 	buf := b.Bytes()
-	for _, p := range []string{`[ab]*a[ab]{10}$`, `a[ab]{10}b`} {
+	for _, p := range []string{`[ab]*a[ab]{10}$`, `a[ab]{10}b`, `xyz[ab]*a[ab]{10}$`} {
 		m, err := NewRegexp(p, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rm := m.(*reMatcher)
 		rm.d.maxStates = 100
+		if strings.HasPrefix(p, "xyz") && len(rm.pre) == 0 {
+			t.Errorf("%q: no prefilter", p)
+		}
 		var k sink
 		rm.scan(buf, &k)
 		if !k.fallback {

@@ -1,0 +1,111 @@
+package indexer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+)
+
+// termTable maps terms to their postings while a segment is built. It is
+// an open-addressing hash table over an arena of term bytes: no per-term
+// string or map entry. Each slot keeps the term's first 8 bytes, so most
+// lookups (log tokens are short) compare without touching the arena, and
+// an entry holds everything an update needs: about two cache misses per
+// new token, and none for the hot ones.
+type termTable struct {
+	seed  maphash.Seed
+	slots []slot
+	mask  uint64
+	arena []byte
+	ents  []termEnt
+}
+
+type slot struct {
+	hidx uint64 // hash<<32 | entry index+1; 0 is empty
+	pfx  uint64 // first 8 bytes of the term, zero padded (terms hold no 0 byte)
+}
+
+type termEnt struct {
+	off            uint32 // term bytes: arena[off:off+len]
+	len            uint32
+	first, last, n uint32
+	rest           []byte // uvarint gaps after the first line id
+}
+
+func newTermTable() *termTable {
+	t := &termTable{seed: maphash.MakeSeed()}
+	t.resize(1 << 16)
+	return t
+}
+
+func prefix8(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	var p [8]byte
+	copy(p[:], b)
+	return binary.LittleEndian.Uint64(p[:])
+}
+
+func (t *termTable) resize(n int) {
+	t.slots = make([]slot, n)
+	t.mask = uint64(n - 1)
+	for i := range t.ents {
+		term := t.term(i)
+		h32 := uint32(maphash.Bytes(t.seed, term) >> 32)
+		for j := uint64(h32) & t.mask; ; j = (j + 1) & t.mask {
+			if t.slots[j].hidx == 0 {
+				t.slots[j] = slot{uint64(h32)<<32 | uint64(i+1), prefix8(term)}
+				break
+			}
+		}
+	}
+}
+
+func (t *termTable) term(i int) []byte {
+	e := &t.ents[i]
+	return t.arena[e.off : e.off+e.len]
+}
+
+// add records that line id holds term; true if that is a new posting.
+func (t *termTable) add(term []byte, id uint32) bool {
+	h32 := uint32(maphash.Bytes(t.seed, term) >> 32)
+	pfx := prefix8(term)
+	for i := uint64(h32) & t.mask; ; i = (i + 1) & t.mask {
+		s := &t.slots[i]
+		if s.hidx == 0 {
+			idx := uint32(len(t.ents))
+			*s = slot{uint64(h32)<<32 | uint64(idx+1), pfx}
+			t.ents = append(t.ents, termEnt{off: uint32(len(t.arena)), len: uint32(len(term)), first: id, last: id, n: 1})
+			t.arena = append(t.arena, term...)
+			if uint64(len(t.ents))*2 > t.mask {
+				t.resize(len(t.slots) * 2)
+			}
+			return true
+		}
+		if uint32(s.hidx>>32) != h32 || s.pfx != pfx {
+			continue
+		}
+		e := &t.ents[uint32(s.hidx)-1]
+		if len(term) > 8 && (int(e.len) != len(term) || !bytes.Equal(t.arena[e.off+8:e.off+e.len], term[8:])) {
+			continue
+		}
+		if e.last == id {
+			return false
+		}
+		e.rest = appendUvarint(e.rest, uint64(id-e.last))
+		e.last = id
+		e.n++
+		return true
+	}
+}
+
+func appendUvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func (t *termTable) len() int { return len(t.ents) }

@@ -1,0 +1,52 @@
+package query
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/logdex/logdex/mmapstore"
+)
+
+// BenchmarkQueries runs representative queries against the index named by
+// LOGDEX_BENCH_INDEX (e.g. one built by cmd/logdex-bench); skipped without.
+func BenchmarkQueries(b *testing.B) {
+	dir := os.Getenv("LOGDEX_BENCH_INDEX")
+	if dir == "" {
+		b.Skip("set LOGDEX_BENCH_INDEX to an index directory")
+	}
+	ix, err := mmapstore.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	s := NewSearcher(ix, nil)
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		mode Mode
+		q    string
+	}{
+		{"term-selective", ModeQuery, "mallory"},
+		{"literal-ip", ModeLiteral, "10.213.7.42"},
+		{"literal-reqid-part", ModeLiteral, "9b1e4f7a2c6d"},
+		{"literal-infix6", ModeLiteral, "1e4f7a"},
+		{"regex-selective", ModeRegex, `checksum mismatch on segment [0-9]+`},
+	} {
+		q, err := Compile([]string{tc.q}, tc.mode, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			var total int64
+			for b.Loop() {
+				st, err := s.Search(context.Background(), q, Options{Text: true}, func(*Hit) error { return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				total = st.Total
+			}
+			b.ReportMetric(float64(total), "hits")
+		})
+	}
+}
