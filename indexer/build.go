@@ -27,7 +27,6 @@ const (
 	readBlock  = 4 << 20
 )
 
-
 type spanRec struct {
 	file        int
 	firstLine   uint32

@@ -32,15 +32,15 @@ const (
 // Section kinds. Readers skip kinds they do not know, so new sections (a time
 // index, merge metadata) can be added without a version bump.
 const (
-	SectionMeta       uint32 = 1 // segment counters (tagged uvarints)
-	SectionFiles      uint32 = 2 // file table
-	SectionSpans      uint32 = 3 // per-file line ranges
-	SectionLineGroups uint32 = 4 // every GroupSize-th line: file offset + position in LineLens
-	SectionLineLens   uint32 = 5 // uvarint length of every line, '\n' included
-	SectionFST        uint32 = 6 // vellum FST: term -> postings reference
-	SectionPostings   uint32 = 7 // postings lists
-	SectionTermBlocks uint32 = 8 // first term of every dictionary block
-	SectionUnindexed  uint32 = 9 // lines whose tokens were not (all) indexed
+	SectionMeta       uint32 = 1  // segment counters (tagged uvarints)
+	SectionFiles      uint32 = 2  // file table
+	SectionSpans      uint32 = 3  // per-file line ranges
+	SectionLineGroups uint32 = 4  // every GroupSize-th line: file offset + position in LineLens
+	SectionLineLens   uint32 = 5  // uvarint length of every line, '\n' included
+	SectionFST        uint32 = 6  // vellum FST: term -> postings reference
+	SectionPostings   uint32 = 7  // postings lists
+	SectionTermBlocks uint32 = 8  // first term of every dictionary block
+	SectionUnindexed  uint32 = 9  // lines whose tokens were not (all) indexed
 	SectionTrigrams   uint32 = 10 // bit-sliced bloom filters of each block's trigrams
 )
 
