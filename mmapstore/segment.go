@@ -71,6 +71,7 @@ type Segment struct {
 	trigrams   []byte // BloomBits slices of sliceWords u64 words
 	sliceWords int
 	unindexed  *roaring.Bitmap
+	fstState   atomic.Int32 // 0 unchecked, 1 checksum good, 2 bad
 }
 
 // OpenSegment maps path and validates its header, footer, table of contents
@@ -322,7 +323,7 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 // BlockTerms calls fn for every term of block b with its postings
 // reference, until fn returns false.
 func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err error) {
-	if err := s.check(); err != nil {
+	if err := s.iterable(); err != nil {
 		return err
 	}
 	if b < 0 || b >= s.nblocks {
@@ -552,10 +553,31 @@ func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	return ref, ok, nil
 }
 
+// iterable verifies the dictionary's checksum before its first iteration:
+// a point lookup is bounded by the key's length, but iterating a damaged
+// FST could walk a cycle forever.
+func (s *Segment) iterable() error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	switch s.fstState.Load() {
+	case 1:
+		return nil
+	case 2:
+		return s.corrupt("term dictionary", int64(s.entry(SectionFST).Offset), "checksum mismatch")
+	}
+	if _, err := s.checkedSection(SectionFST); err != nil {
+		s.fstState.Store(2)
+		return err
+	}
+	s.fstState.Store(1)
+	return nil
+}
+
 // PrefixTerms calls fn for every term starting with prefix, in order, until
 // fn returns false. The term slice is only valid during the call.
 func (s *Segment) PrefixTerms(prefix []byte, fn func(term []byte, ref uint64) bool) (err error) {
-	if err := s.check(); err != nil {
+	if err := s.iterable(); err != nil {
 		return err
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
