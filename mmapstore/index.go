@@ -207,3 +207,32 @@ func (ix *Index) Path(f *FileRecord) string {
 func (ix *Index) String() string {
 	return fmt.Sprintf("index %s (generation %d, %d segments)", ix.Dir, ix.Manifest.Generation, len(ix.Segments))
 }
+
+// SegmentResidency is how much of one mapped segment is in memory.
+type SegmentResidency struct {
+	Name     string
+	Mapped   int64
+	Resident int64
+}
+
+// Residency measures, with mincore(2), how many bytes of each mapped
+// segment are resident in the page cache right now.
+func (ix *Index) Residency() ([]SegmentResidency, error) {
+	if err := ix.Acquire(); err != nil {
+		return nil, err
+	}
+	defer ix.Release()
+	out := make([]SegmentResidency, 0, len(ix.Segments))
+	for _, s := range ix.Segments {
+		r := SegmentResidency{Name: filepath.Base(s.Name()), Mapped: s.Size()}
+		if m := s.Mapping(); m != nil {
+			n, err := m.Resident(0, m.Size())
+			if err != nil {
+				return nil, err
+			}
+			r.Resident = n
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
