@@ -1,0 +1,283 @@
+// Command logdex-bench measures logdex against grep and ripgrep, side by
+// side and reproducibly:
+//
+//	go run ./cmd/logdex-bench --mb 1024 --runs 5
+//	go run ./cmd/logdex-bench --smoke            # tiny, all sections, for CI
+//
+// It generates (or reuses, cached by size and seed under the user cache
+// directory) a corpus with fixtures/loggen, builds the logdex binary with
+// go build, builds the index, and then measures, in one session and
+// interleaved (A B C A B C ...), whole-process logdex, in-process searches
+// (query.Searcher in this process), rg and grep. Every figure is a median of
+// several runs, after one untimed warm-up run (the page cache is warm), and
+// every speed ratio is computed from runs of the same session. Counts of
+// matching lines are verified between logdex, rg and grep; a mismatch is
+// reported loudly and makes the exit status 3.
+//
+// Sections (--only): index, query, scaling, server. A section whose
+// prerequisites are missing (no index yet, no `logdex serve`) is skipped
+// with a note. The report is Markdown on stdout (and --out FILE) and JSON
+// (--json FILE) with a description of the machine.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the parsed command line.
+type config struct {
+	mb, seed      int64
+	runs          int
+	indexRuns     int
+	only          map[string]bool
+	scaleMB       []int64
+	out, jsonOut  string
+	smoke         bool
+	cacheDir      string
+	corpusDir     string // --corpus: reuse this tree instead of generating
+	indexDir      string // --index: reuse this index for queries and server
+	logdexBin     string // --logdex: a prebuilt binary
+	serverSeconds int
+	inprocMin     time.Duration
+	timeout       time.Duration
+	args          []string // as given, for the reproduce line
+}
+
+var sections = []string{"index", "query", "scaling", "server"}
+
+var sectionAlias = map[string]string{
+	"index": "index", "indexing": "index",
+	"query": "query", "queries": "query",
+	"scaling": "scaling", "scale": "scaling",
+	"server": "server", "serve": "server",
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{args: args}
+	fs := flag.NewFlagSet("logdex-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Int64Var(&c.mb, "mb", 1024, "corpus size in MiB")
+	fs.Int64Var(&c.seed, "seed", 1, "corpus generator seed")
+	fs.IntVar(&c.runs, "runs", 5, "timed runs per figure (medians of these)")
+	fs.IntVar(&c.indexRuns, "index-runs", 3, "timed indexing runs")
+	only := fs.String("only", strings.Join(sections, ","), "comma-separated sections: "+strings.Join(sections, ","))
+	scale := fs.String("scale-mb", "256,1024", "corpus sizes in MiB for the scaling section")
+	fs.StringVar(&c.out, "out", "", "also write the Markdown report to `FILE`")
+	fs.StringVar(&c.jsonOut, "json", "", "write the results as JSON to `FILE`")
+	fs.BoolVar(&c.smoke, "smoke", false, "CI smoke run: tiny corpus, 1 run each, all sections")
+	fs.StringVar(&c.cacheDir, "cache-dir", "", "where corpora and indexes are cached (default: user cache dir/logdex-bench)")
+	fs.StringVar(&c.corpusDir, "corpus", "", "use this existing log tree instead of a generated corpus")
+	fs.StringVar(&c.indexDir, "index", "", "use this existing index of --corpus for queries and server (not rebuilt)")
+	fs.StringVar(&c.logdexBin, "logdex", "", "use this logdex binary instead of building one")
+	fs.IntVar(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server")
+	fs.DurationVar(&c.inprocMin, "inproc-min", 300*time.Millisecond, "in-process: iterate at least this long per round")
+	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "limit for any one child process")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.smoke {
+		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "scale-mb": "2,8", "server-seconds": "1", "inproc-min": "20ms"} {
+			if !set[name] {
+				fs.Set(name, v)
+			}
+		}
+		if !set["scale-mb"] {
+			*scale = "2,8"
+		}
+	}
+	c.only = map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		name, ok := sectionAlias[s]
+		if !ok {
+			return nil, fmt.Errorf("--only: unknown section %q (want %s)", s, strings.Join(sections, ","))
+		}
+		c.only[name] = true
+	}
+	for _, s := range strings.Split(*scale, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--scale-mb: bad size %q", s)
+		}
+		c.scaleMB = append(c.scaleMB, n)
+	}
+	if c.mb <= 0 || c.runs < 1 || c.indexRuns < 1 {
+		return nil, errors.New("--mb, --runs and --index-runs must be positive")
+	}
+	if c.indexDir != "" && c.corpusDir == "" {
+		return nil, errors.New("--index needs --corpus (the tree it indexes)")
+	}
+	if c.cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no user cache dir (set --cache-dir): %w", err)
+		}
+		c.cacheDir = filepath.Join(base, "logdex-bench")
+	}
+	for _, p := range []*string{&c.cacheDir, &c.corpusDir, &c.indexDir, &c.logdexBin} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return nil, err
+			}
+			*p = abs
+		}
+	}
+	return c, nil
+}
+
+// bench is one session: its configuration, the binary and the report.
+type bench struct {
+	cfg     *config
+	ctx     context.Context
+	log     io.Writer // progress (stderr)
+	modRoot string
+	tmp     string // session temp dir (binary, scratch indexes)
+	bin     string // logdex binary
+	rep     *Report
+}
+
+func (b *bench) logf(format string, a ...any) {
+	fmt.Fprintf(b.log, "logdex-bench: "+format+"\n", a...)
+}
+
+func (b *bench) note(format string, a ...any) {
+	s := fmt.Sprintf(format, a...)
+	b.rep.Notes = append(b.rep.Notes, s)
+	b.logf("note: %s", s)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; exit status 0, 1 on errors, 2 on usage, 3 when
+// counts disagree between logdex, rg and grep.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "logdex-bench:", err)
+		}
+		return 2
+	}
+	start := time.Now()
+	b := &bench{cfg: cfg, ctx: ctx, log: stderr, modRoot: moduleRoot()}
+	b.rep = &Report{Command: reproduce(cfg.args), Machine: describeMachine(b.modRoot)}
+	if err := b.all(); err != nil {
+		fmt.Fprintln(stderr, "logdex-bench:", err)
+		return 1
+	}
+	b.rep.Elapsed = time.Since(start).Round(time.Second).String()
+	md := b.rep.Markdown()
+	fmt.Fprint(stdout, md)
+	if cfg.out != "" {
+		if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
+			fmt.Fprintln(stderr, "logdex-bench:", err)
+			return 1
+		}
+	}
+	if cfg.jsonOut != "" {
+		if err := b.rep.WriteJSON(cfg.jsonOut); err != nil {
+			fmt.Fprintln(stderr, "logdex-bench:", err)
+			return 1
+		}
+	}
+	if len(b.rep.Mismatches) > 0 {
+		fmt.Fprintf(stderr, "logdex-bench: %d COUNT MISMATCHES (see the report)\n", len(b.rep.Mismatches))
+		return 3
+	}
+	return 0
+}
+
+func (b *bench) all() error {
+	cfg := b.cfg
+	if err := os.MkdirAll(cfg.cacheDir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(cfg.cacheDir, "session-")
+	if err != nil {
+		return err
+	}
+	b.tmp = tmp
+	defer os.RemoveAll(tmp)
+
+	if err := b.buildBinary(); err != nil {
+		return err
+	}
+	var main *corpus
+	if cfg.only["index"] || cfg.only["query"] || cfg.only["server"] {
+		if main, err = b.corpus(cfg.mb); err != nil {
+			return err
+		}
+		b.rep.Corpus = main
+	}
+	ixDir := cfg.indexDir
+	if ixDir == "" && main != nil {
+		ixDir = b.indexCachePath(main)
+	}
+	if cfg.only["index"] {
+		if err := b.indexing(main, ixDir); err != nil {
+			return err
+		}
+	}
+	if cfg.only["query"] {
+		if err := b.queries(main, ixDir); err != nil {
+			return err
+		}
+	}
+	if cfg.only["scaling"] {
+		if err := b.scaling(); err != nil {
+			return err
+		}
+	}
+	if cfg.only["server"] {
+		if err := b.server(main, ixDir); err != nil {
+			return err
+		}
+	}
+	return b.ctx.Err()
+}
+
+// reproduce is the command line that produces the same report.
+func reproduce(args []string) string {
+	parts := []string{"go run ./cmd/logdex-bench"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./,:@+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
