@@ -12,6 +12,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/vellum"
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sys/unix"
 )
 
 // SegFile is one entry of a segment's file table: the state of a log file
@@ -82,6 +83,11 @@ func OpenSegment(path string) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Random access from the first touch: with the default read-ahead,
+	// validating a cold segment's header, footer and small sections would
+	// read megabytes around each of them. The warmer re-enables read-ahead
+	// for the ranges it reads in order.
+	m.Advise(0, m.Size(), unix.MADV_RANDOM)
 	s, err := parseSegment(path, m.Bytes())
 	if err != nil {
 		m.Close()

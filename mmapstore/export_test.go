@@ -1,0 +1,35 @@
+package mmapstore
+
+// Hooks for the external tests (package mmapstore_test), which build real
+// indexes with the indexer package and so cannot live in this package.
+
+func (w *Warmer) SetTestHooks(resident func(m *Mapping, off, n int64) (int64, error), touched func(kind uint32, off, n int64)) {
+	if resident != nil {
+		w.resident = resident
+	}
+	w.touched = func(_ *Segment, kind uint32, off, n int64) {
+		if touched != nil {
+			touched(kind, off, n)
+		}
+	}
+}
+
+func (w *Warmer) Planned() int64 { return w.planned() }
+
+func StagePrio(kind uint32) int { p, _ := stagePrio(kind); return p }
+
+func (w *Warmer) RegionStates() []string {
+	var out []string
+	for _, r := range w.regions {
+		out = append(out, r.state.Load().(string))
+	}
+	return out
+}
+
+func (w *Warmer) RegionSizes() []int64 {
+	var out []int64
+	for _, r := range w.regions {
+		out = append(out, r.n)
+	}
+	return out
+}

@@ -1,0 +1,447 @@
+package mmapstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+)
+
+// Warm-up modes.
+const (
+	WarmStaged = "staged" // answer at once, warm in paced stages in the background
+	WarmEager  = "eager"  // warm everything before answering
+	WarmOff    = "off"    // leave it to page faults
+)
+
+// Warm-up states, per region and overall.
+const (
+	StatePending = "pending"
+	StateRunning = "running"
+	StateDone    = "done"
+	StateSkipped = "skipped" // excluded by the memory budget
+	StateOff     = "off"
+)
+
+// Clock abstracts time for the warmer so tests can pace it without waiting.
+type Clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WarmOptions configure a Warmer.
+type WarmOptions struct {
+	Mode     string
+	Rate     float64 // staged: bytes per second read from disk at most (0: unlimited)
+	MaxBytes int64   // warm at most this many index bytes (0: unlimited)
+	Chunk    int64   // bytes per step (default 8 MiB: MADV_WILLNEED reads about read_ahead_kb per call)
+	// Busy reports queries in flight; a staged warmer pauses (up to a few
+	// ms per step) while it is not zero, so queries get the disk first.
+	Busy   func() int
+	Clock  Clock
+	Logger zerolog.Logger
+}
+
+// region is a range of one segment file warmed as a unit.
+type region struct {
+	seg   *Segment
+	kind  uint32
+	off   int64
+	n     int64
+	prio  int
+	state atomic.Value // string
+}
+
+// Stage priorities: what a query touches first and needs most is warmed
+// first. Small sections make every segment usable; dictionaries serve every
+// query; postings and the offset index are big and used by fewer queries.
+func stagePrio(kind uint32) (int, string) {
+	switch kind {
+	case SectionMeta, SectionFiles, SectionSpans, SectionUnindexed, SectionLineGroups, SectionTermBlocks:
+		return 0, "small sections"
+	case SectionFST:
+		return 1, "term dictionaries"
+	case SectionTrigrams:
+		return 2, "trigram filters"
+	case SectionPostings:
+		return 3, "postings"
+	case SectionLineLens:
+		return 4, "offset indexes"
+	}
+	return 5, "other sections"
+}
+
+// Warmer brings an index's mapped pages into memory.
+type Warmer struct {
+	ix      *Index
+	opt     WarmOptions
+	regions []*region
+
+	mu       sync.Mutex
+	state    string
+	stage    string
+	warmed   int64 // bytes of regions done
+	read     int64 // bytes that were not resident and had to be read
+	started  time.Time
+	finished time.Time
+	err      error
+
+	// resident measures residency; tests replace it to simulate a cold cache.
+	resident func(m *Mapping, off, n int64) (int64, error)
+	// touched, when set, is told of every chunk made resident (tests).
+	touched func(s *Segment, kind uint32, off, n int64)
+}
+
+// NewWarmer plans the warm-up of ix. Nothing happens until Run.
+func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
+	if opt.Chunk <= 0 {
+		opt.Chunk = 8 << 20
+	}
+	if opt.Clock == nil {
+		opt.Clock = realClock{}
+	}
+	if opt.Mode == "" {
+		opt.Mode = WarmStaged
+	}
+	w := &Warmer{ix: ix, opt: opt, state: StatePending,
+		resident: func(m *Mapping, off, n int64) (int64, error) { return m.Resident(off, n) }}
+	if opt.Mode == WarmOff {
+		w.state = StateOff
+	}
+	for _, s := range ix.Segments {
+		for _, e := range s.Sections() {
+			if e.Length == 0 {
+				continue
+			}
+			p, _ := stagePrio(e.Kind)
+			r := &region{seg: s, kind: e.Kind, off: int64(e.Offset), n: int64(e.Length), prio: p}
+			r.state.Store(StatePending)
+			w.regions = append(w.regions, r)
+		}
+	}
+	sort.SliceStable(w.regions, func(i, j int) bool {
+		a, b := w.regions[i], w.regions[j]
+		if a.prio != b.prio {
+			return a.prio < b.prio
+		}
+		return a.n < b.n
+	})
+	var total int64
+	for _, r := range w.regions {
+		if opt.MaxBytes > 0 && total+r.n > opt.MaxBytes {
+			r.state.Store(StateSkipped)
+			continue
+		}
+		total += r.n
+	}
+	return w
+}
+
+// Run warms the planned regions. In staged mode it paces itself and
+// yields to queries; in eager mode it reads as fast as it can. It returns
+// when done, skipped the rest, or ctx ends.
+func (w *Warmer) Run(ctx context.Context) error {
+	if w.opt.Mode == WarmOff {
+		return nil
+	}
+	if err := w.ix.Acquire(); err != nil {
+		return err
+	}
+	defer w.ix.Release()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	w.mu.Lock()
+	w.state, w.started = StateRunning, w.opt.Clock.Now()
+	w.mu.Unlock()
+	log := w.opt.Logger
+	log.Info().Str("mode", w.opt.Mode).Int64("bytes", w.planned()).Float64("rate_mb_s", w.opt.Rate/1e6).Msg("warm-up starting")
+	err := w.run(ctx)
+	w.mu.Lock()
+	w.finished = w.opt.Clock.Now()
+	w.err = err
+	if err == nil {
+		w.state = StateDone
+	} else {
+		w.state = StatePending
+	}
+	el := w.finished.Sub(w.started)
+	w.mu.Unlock()
+	ev := log.Info()
+	if err != nil {
+		ev = log.Warn().Err(err)
+	}
+	ev.Dur("took", el).Int64("warmed", w.warmed).Int64("read", w.read).Msg("warm-up finished")
+	return err
+}
+
+func (w *Warmer) planned() int64 {
+	var n int64
+	for _, r := range w.regions {
+		if r.state.Load() != StateSkipped {
+			n += r.n
+		}
+	}
+	return n
+}
+
+func (w *Warmer) run(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("warm-up: %v", r)
+		}
+	}()
+	var (
+		ioBytes int64
+		t0      = w.opt.Clock.Now()
+		stage   string
+		stageT  = t0
+		stageB  int64
+	)
+	for _, r := range w.regions {
+		if r.state.Load() == StateSkipped {
+			continue
+		}
+		if _, name := stagePrio(r.kind); name != stage {
+			if stage != "" {
+				w.opt.Logger.Info().Str("stage", stage).Int64("bytes", stageB).Dur("took", w.opt.Clock.Now().Sub(stageT)).Msg("warm-up stage done")
+			}
+			stage, stageT, stageB = name, w.opt.Clock.Now(), 0
+			w.mu.Lock()
+			w.stage = name
+			w.mu.Unlock()
+		}
+		r.state.Store(StateRunning)
+		m := r.seg.Mapping()
+		if m != nil && w.opt.Mode == WarmStaged {
+			// Read-ahead on while warming (MADV_RANDOM makes it ~30× slower).
+			m.Advise(r.off, r.n, unix.MADV_NORMAL)
+		}
+		for off := r.off; off < r.off+r.n; off += w.opt.Chunk {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(w.opt.Chunk, r.off+r.n-off)
+			if w.opt.Mode == WarmStaged {
+				w.yield(ctx)
+			}
+			read, err := w.warmChunk(r.seg, off, n)
+			if err != nil {
+				return err
+			}
+			if w.touched != nil {
+				w.touched(r.seg, r.kind, off, n)
+			}
+			ioBytes += read
+			w.mu.Lock()
+			w.read += read
+			w.warmed += n
+			w.mu.Unlock()
+			stageB += n
+			// Pace disk reads (not already-resident pages) to the budget.
+			if w.opt.Mode == WarmStaged && w.opt.Rate > 0 && read > 0 {
+				due := time.Duration(float64(ioBytes) / w.opt.Rate * float64(time.Second))
+				if ahead := due - w.opt.Clock.Now().Sub(t0); ahead > 0 {
+					if err := w.opt.Clock.Sleep(ctx, ahead); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if m != nil && w.opt.Mode == WarmStaged {
+			m.Advise(r.off, r.n, unix.MADV_RANDOM)
+		}
+		r.state.Store(StateDone)
+	}
+	if stage != "" {
+		w.opt.Logger.Info().Str("stage", stage).Int64("bytes", stageB).Dur("took", w.opt.Clock.Now().Sub(stageT)).Msg("warm-up stage done")
+	}
+	return nil
+}
+
+// yield waits a little while queries are running.
+func (w *Warmer) yield(ctx context.Context) {
+	if w.opt.Busy == nil {
+		return
+	}
+	for i := 0; i < 10 && w.opt.Busy() > 0; i++ {
+		if w.opt.Clock.Sleep(ctx, time.Millisecond) != nil {
+			return
+		}
+	}
+}
+
+var sink atomic.Uint64
+
+// warmChunk makes [off, off+n) of a segment resident and returns how many
+// of those bytes were not resident before (what had to be read).
+func (w *Warmer) warmChunk(s *Segment, off, n int64) (int64, error) {
+	m := s.Mapping()
+	if m == nil {
+		return 0, nil
+	}
+	res, err := w.resident(m, off, n)
+	if err != nil {
+		return 0, err
+	}
+	if res == n {
+		return 0, nil
+	}
+	data := m.Bytes()
+	if w.opt.Mode == WarmEager {
+		if err := m.Advise(off, n, unix.MADV_POPULATE_READ); err == nil {
+			return n - res, nil
+		}
+	}
+	m.Advise(off, n, unix.MADV_WILLNEED)
+	// Touch a byte per page: returns once the pages are in.
+	ps := int64(os.Getpagesize())
+	var acc uint64
+	for p := off; p < off+n; p += ps {
+		acc += uint64(data[p])
+	}
+	sink.Add(acc)
+	return n - res, nil
+}
+
+// WarmFile is the warm-up state of one segment file.
+type WarmFile struct {
+	Name     string `json:"name"`
+	Mapped   int64  `json:"mapped_bytes"`
+	Resident int64  `json:"resident_bytes"`
+	State    string `json:"state"`
+}
+
+// WarmStatus is what /api/status and `logdex status` report.
+type WarmStatus struct {
+	Mode        string     `json:"mode"`
+	State       string     `json:"state"`
+	Stage       string     `json:"stage,omitempty"`
+	Mapped      int64      `json:"mapped_bytes"`
+	Resident    int64      `json:"resident_bytes"`
+	Planned     int64      `json:"planned_bytes"` // within the memory budget
+	Warmed      int64      `json:"warmed_bytes"`
+	Read        int64      `json:"read_bytes"` // bytes that had to come from disk
+	RateMBps    float64    `json:"rate_mb_s"`
+	ElapsedMs   int64      `json:"elapsed_ms"`
+	Files       []WarmFile `json:"files"`
+	Mappings    int        `json:"mappings"`
+	MaxMapCount int        `json:"max_map_count"`
+	Error       string     `json:"error,omitempty"`
+}
+
+// Status measures residency (mincore per segment) and reports progress.
+func (w *Warmer) Status() WarmStatus {
+	w.mu.Lock()
+	st := WarmStatus{Mode: w.opt.Mode, State: w.state, Stage: w.stage, Warmed: w.warmed, Read: w.read}
+	if !w.started.IsZero() {
+		end := w.finished
+		if end.IsZero() {
+			end = w.opt.Clock.Now()
+		}
+		el := end.Sub(w.started)
+		st.ElapsedMs = el.Milliseconds()
+		if el > 0 {
+			st.RateMBps = float64(w.read) / el.Seconds() / 1e6
+		}
+	}
+	if w.err != nil {
+		st.Error = w.err.Error()
+	}
+	w.mu.Unlock()
+	st.Planned = w.planned()
+	perSeg := map[*Segment]map[string]int{}
+	for _, r := range w.regions {
+		if perSeg[r.seg] == nil {
+			perSeg[r.seg] = map[string]int{}
+		}
+		perSeg[r.seg][r.state.Load().(string)]++
+	}
+	segState := func(c map[string]int) string {
+		n := c[StatePending] + c[StateRunning] + c[StateDone] + c[StateSkipped]
+		switch {
+		case c[StateDone] == n:
+			return StateDone
+		case c[StateSkipped] == n:
+			return StateSkipped
+		case c[StatePending]+c[StateSkipped] == n:
+			return StatePending
+		case c[StateDone]+c[StateSkipped] == n:
+			return StateDone // partly excluded by the budget
+		}
+		return StateRunning
+	}
+	if res, err := w.ix.Residency(); err == nil {
+		for i, r := range res {
+			state := segState(perSeg[w.ix.Segments[i]])
+			if w.opt.Mode == WarmOff {
+				state = StateOff
+			}
+			st.Files = append(st.Files, WarmFile{Name: r.Name, Mapped: r.Mapped, Resident: r.Resident, State: state})
+			st.Mapped += r.Mapped
+			st.Resident += r.Resident
+		}
+	}
+	st.Mappings, st.MaxMapCount = mapCounts()
+	return st
+}
+
+// mapCounts returns this process's number of memory mappings and the
+// kernel's limit (vm.max_map_count).
+func mapCounts() (int, int) {
+	n := 0
+	if b, err := os.ReadFile("/proc/self/maps"); err == nil {
+		n = strings.Count(string(b), "\n")
+	}
+	max := 0
+	if b, err := os.ReadFile("/proc/sys/vm/max_map_count"); err == nil {
+		max, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	return n, max
+}
+
+// Evict asks the kernel to drop the index files' pages from the page cache
+// (posix_fadvise DONTNEED; no root needed). Pages mapped and touched by a
+// live mapping stay; evict before opening. For benchmarks and tests.
+func Evict(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".ldx") && e.Name() != ManifestName {
+			continue
+		}
+		f, err := os.Open(dir + "/" + e.Name())
+		if err != nil {
+			return err
+		}
+		err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package mmapstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/indexer"
+	. "github.com/logdex/logdex/mmapstore"
+	"github.com/rs/zerolog"
+)
+
+// buildTestIndex indexes generated logs into nseg segments of 64 KiB.
+func buildTestIndex(t *testing.T, nseg int) string {
+	return buildTestIndexSized(t, nseg*64<<10-1000, 64<<10)
+}
+
+func buildTestIndexSized(t *testing.T, size int, segBytes int64) string {
+	t.Helper()
+	root := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "2026-11-29T10:%02d:%02dZ INFO worker-%d job=%x user=u%d took=%dms\n", i/60%60, i%60, i%7, i*104729, i%31, i%997)
+	}
+	os.WriteFile(filepath.Join(root, "w.log"), []byte(b.String()), 0o644)
+	dir := t.TempDir()
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: segBytes, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fakeClock advances only when slept on.
+type fakeClock struct {
+	now   time.Time
+	slept time.Duration
+	naps  int
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
+	c.now = c.now.Add(d)
+	c.slept += d
+	c.naps++
+	return nil
+}
+
+func newTestWarmer(t *testing.T, ix *Index, opt WarmOptions) (*Warmer, *fakeClock, *[]uint32) {
+	clk := &fakeClock{now: time.Unix(1e9, 0)}
+	opt.Clock, opt.Logger = clk, zerolog.Nop()
+	w := NewWarmer(ix, opt)
+	var kinds []uint32
+	w.SetTestHooks(func(*Mapping, int64, int64) (int64, error) { return 0, nil }, // always cold
+		func(kind uint32, _, _ int64) {
+			if len(kinds) == 0 || kinds[len(kinds)-1] != kind {
+				kinds = append(kinds, kind)
+			}
+		})
+	return w, clk, &kinds
+}
+
+// warmIndex opens the test index built by the internal helper.
+func warmIndex(t *testing.T) *Index {
+	t.Helper()
+	dir := buildTestIndex(t, 3)
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func TestWarmOrder(t *testing.T) {
+	ix := warmIndex(t)
+	w, _, kinds := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 4096})
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Stages never go back: small sections, dictionaries, filters,
+	// postings, offset indexes.
+	last := -1
+	for _, k := range *kinds {
+		p := StagePrio(k)
+		if p < last {
+			t.Fatalf("stage order %v goes back at %s", *kinds, SectionName(k))
+		}
+		last = p
+	}
+	st := w.Status()
+	if st.State != StateDone || st.Warmed != st.Planned || st.Planned != st.Mapped-headerAndTOC(ix) {
+		t.Fatalf("status after run: %+v", st)
+	}
+}
+
+// headerAndTOC is the part of the segment files outside sections, which
+// the warmer does not plan.
+func headerAndTOC(ix *Index) int64 {
+	var n int64
+	for _, s := range ix.Segments {
+		var in int64
+		for _, e := range s.Sections() {
+			in += int64(e.Length)
+		}
+		n += s.Size() - in
+	}
+	return n
+}
+
+func TestWarmPacing(t *testing.T) {
+	ix := warmIndex(t)
+	const rate = 1e6 // 1 MB/s
+	w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Rate: rate, Chunk: 16 << 10})
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(float64(w.Planned()) / rate * float64(time.Second))
+	if clk.slept < want*9/10 || clk.slept > want*11/10+time.Millisecond {
+		t.Fatalf("slept %v for %d bytes at %v B/s, want about %v", clk.slept, w.Planned(), rate, want)
+	}
+	// Unpaced, no sleeping at all.
+	w2, clk2, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 16 << 10})
+	w2.Run(context.Background())
+	if clk2.slept != 0 {
+		t.Fatalf("unpaced warmer slept %v", clk2.slept)
+	}
+}
+
+func TestWarmBudget(t *testing.T) {
+	ix := warmIndex(t)
+	full := NewWarmer(ix, WarmOptions{}).Planned()
+	budget := full / 3
+	w, _, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, MaxBytes: budget, Chunk: 4096})
+	var touched int64
+	w.SetTestHooks(nil, func(_ uint32, _, n int64) { touched += n })
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if touched > budget || w.Planned() > budget || touched != w.Planned() {
+		t.Fatalf("touched %d, planned %d, budget %d", touched, w.Planned(), budget)
+	}
+	skipped := 0
+	for _, s := range w.RegionStates() {
+		if s == StateSkipped {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("nothing skipped under a third of the budget")
+	}
+}
+
+func TestWarmYieldsToQueries(t *testing.T) {
+	ix := warmIndex(t)
+	busy := 1
+	w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 1 << 20, Busy: func() int { return busy }})
+	w.Run(context.Background())
+	chunks := 0
+	for _, n := range w.RegionSizes() {
+		chunks += int((n + (1 << 20) - 1) / (1 << 20))
+	}
+	// Each chunk waits up to 10 ms while queries run, then goes on.
+	if clk.naps != 10*chunks {
+		t.Fatalf("%d naps for %d chunks, want %d", clk.naps, chunks, 10*chunks)
+	}
+}
+
+func TestWarmOff(t *testing.T) {
+	ix := warmIndex(t)
+	w, _, kinds := newTestWarmer(t, ix, WarmOptions{Mode: WarmOff})
+	w.Run(context.Background())
+	if len(*kinds) != 0 || w.Status().State != StateOff {
+		t.Fatalf("off mode warmed %v, state %s", *kinds, w.Status().State)
+	}
+}
+
+// TestWarmFromColdCache evicts a real index from the page cache, then
+// watches residency rise to 100% as the warmer runs.
+func TestWarmFromColdCache(t *testing.T) {
+	// One segment of a few MB: opening it touches only its header, footer
+	// and small sections (it is mapped MADV_RANDOM).
+	dir := buildTestIndexSized(t, 12<<20, 64<<20)
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	w := NewWarmer(ix, WarmOptions{Mode: WarmStaged, Logger: zerolog.Nop()})
+	before := w.Status()
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := w.Status()
+	if before.Resident*2 > before.Mapped {
+		t.Fatalf("%d of %d bytes resident right after opening a cold index", before.Resident, before.Mapped)
+	}
+	if after.Resident != after.Mapped {
+		t.Fatalf("resident %d of %d after warm-up (before: %d)", after.Resident, after.Mapped, before.Resident)
+	}
+	t.Logf("resident before %d, after %d of %d bytes; read %d", before.Resident, after.Resident, after.Mapped, after.Read)
+}
