@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// fixtureCopy copies fixtures/logs into a temp dir (tests must not write an
+// index into the repository, and the copy gets a stable relative name).
+func fixtureCopy(t *testing.T) (dir, root string) {
+	t.Helper()
+	dir = t.TempDir()
+	root = filepath.Join(dir, "logs")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "fixtures", "logs"))); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	return dir, root
+}
+
+// logdex runs the CLI in-process from dir.
+func logdex(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var out, errb bytes.Buffer
+	code := run(args, nil, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// grep runs the real grep (C locale) from dir; output lines sorted by path
+// then line number, as logdex prints them.
+func grep(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("grep", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return sortGrep(string(out)), code
+}
+
+// sortGrep orders PATH:LINE:TEXT (or PATH:COUNT) lines by path then
+// number. Output without paths (a single file) is already in order.
+func sortGrep(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > 0 && lines[0][0] >= '0' && lines[0][0] <= '9' {
+		return s
+	}
+	key := func(l string) (string, int) {
+		i := strings.IndexByte(l, ':')
+		if i < 0 {
+			return l, 0
+		}
+		rest := l[i+1:]
+		n := 0
+		for _, c := range rest {
+			if c < '0' || c > '9' {
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		return l[:i], n
+	}
+	sort.SliceStable(lines, func(a, b int) bool {
+		pa, na := key(lines[a])
+		pb, nb := key(lines[b])
+		if pa != pb {
+			return pa < pb
+		}
+		return na < nb
+	})
+	return strings.Join(lines, "")
+}
+
+func TestSearchMatchesGrep(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir, _ := fixtureCopy(t)
+	cases := []struct {
+		name   string
+		logdex []string
+		grep   []string
+	}{
+		{"literal", []string{"search", "-F", "ERROR", "logs"}, []string{"-rn", "-F", "ERROR", "logs"}},
+		{"literal fold", []string{"search", "-F", "-i", "error", "logs"}, []string{"-rn", "-iF", "error", "logs"}},
+		{"bundled flags", []string{"search", "-iF", "connection", "logs"}, []string{"-rn", "-iF", "connection", "logs"}},
+		{"literal punctuation", []string{"search", "-F", `] "`, "logs"}, []string{"-rn", "-F", `] "`, "logs"}},
+		{"literal quote backslash", []string{"search", "-F", `\"`, "logs"}, []string{"-rn", "-F", `\"`, "logs"}},
+		{"literal script", []string{"search", "-F", "<script>", "logs"}, []string{"-rn", "-F", "<script>", "logs"}},
+		{"leading dash with -e", []string{"search", "-F", "-e", "-Xmx", "logs"}, []string{"-rn", "-F", "-e", "-Xmx", "logs"}},
+		{"leading dash after --", []string{"search", "-F", "--", "-->", "logs"}, []string{"-rn", "-F", "--", "-->", "logs"}},
+		{"two patterns", []string{"search", "-F", "-e", "WARN", "-e", "FATAL", "logs"}, []string{"-rn", "-F", "-e", "WARN", "-e", "FATAL", "logs"}},
+		{"regex", []string{"search", "-E", `status=[45][0-9]{2}`, "logs"}, []string{"-rn", "-E", `status=[45][0-9]{2}`, "logs"}},
+		{"regex anchors", []string{"search", "-E", `^[A-Z][a-z]{2} [ 0-9]{2} `, "logs"}, []string{"-rn", "-E", `^[A-Z][a-z]{2} [ 0-9]{2} `, "logs"}},
+		{"regex end", []string{"search", "-E", `[0-9]ms$`, "logs"}, []string{"-rn", "-E", `[0-9]ms$`, "logs"}},
+		{"regex fold", []string{"search", "-iE", `exception|timeout`, "logs"}, []string{"-rn", "-iE", `exception|timeout`, "logs"}},
+		{"nothing", []string{"search", "-F", "no such text anywhere", "logs"}, []string{"-rn", "-F", "no such text anywhere", "logs"}},
+		{"count", []string{"search", "-c", "-F", "INFO", "logs"}, []string{"-rc", "-F", "INFO", "logs"}},
+		{"single file", []string{"search", "-F", "GET", "logs/nginx/access.log"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log"}},
+		{"single file count", []string{"search", "-c", "-F", "GET", "logs/nginx/access.log"}, []string{"-rc", "-F", "GET", "logs/nginx/access.log"}},
+		{"two roots", []string{"search", "-F", "user", "logs/app", "logs/syslog/auth.log"}, []string{"-rn", "-F", "user", "logs/app", "logs/syslog/auth.log"}},
+		{"trailing slash", []string{"search", "-F", "GET", "logs/nginx/"}, []string{"-rn", "-F", "GET", "logs/nginx/"}},
+		{"crlf end", []string{"search", "-E", "\r$", "logs/special"}, []string{"-rn", "-E", "\r$", "logs/special"}},
+		{"no final newline", []string{"search", "-F", "e", "logs/special/no-final-newline.log"}, []string{"-rn", "-F", "e", "logs/special/no-final-newline.log"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, stderr, code := logdex(t, dir, tc.logdex...)
+			want, wcode := grep(t, dir, tc.grep...)
+			if code != wcode {
+				t.Fatalf("exit %d, grep %d (stderr %q)", code, wcode, stderr)
+			}
+			if got != want {
+				t.Fatalf("output differs from grep:\n%s", firstDiff(got, want))
+			}
+		})
+	}
+}
+
+// TestSearchContext compares -A/-B/-C with grep, file by file (grep's
+// own file order is the directory's), joined with "--" as grep does.
+func TestSearchContext(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir, root := fixtureCopy(t)
+	var files []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}} {
+		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
+			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
+			got, _, _ := logdex(t, dir, args...)
+			var parts []string
+			for _, f := range files {
+				out, _ := grep(t, dir, append(append([]string{"-n", "-H", "-F"}, flags...), pat, f)...)
+				if out != "" {
+					parts = append(parts, strings.TrimSuffix(unsortGrep(dir, append(append([]string{"-n", "-H", "-F"}, flags...), pat, f)...), "\n"))
+				}
+			}
+			want := ""
+			if len(parts) > 0 {
+				want = strings.Join(parts, "\n--\n") + "\n"
+			}
+			if got != want {
+				t.Fatalf("%v %q:\n%s", flags, pat, firstDiff(got, want))
+			}
+		}
+	}
+}
+
+// unsortGrep is grep's output as is (context output is already in line
+// order within a file).
+func unsortGrep(dir string, args ...string) string {
+	cmd := exec.Command("grep", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, _ := cmd.Output()
+	return string(out)
+}
+
+func TestSearchErrors(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"search", "-E", "a(b", "logs"}, "missing closing )"},
+		{[]string{"search", "(error", "logs"}, "unclosed ("},
+		{[]string{"search", "error AND", "logs"}, "AND needs a right-hand side"},
+		{[]string{"search", "-F", "x", "no-such-dir"}, "no-such-dir"},
+		{[]string{"search"}, "Usage"},
+	} {
+		_, stderr, code := logdex(t, dir, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
+func TestSearchLimitAndQueryLanguage(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	out, _, code := logdex(t, dir, "search", "--limit", "3", "-F", "INFO", "logs")
+	if code != 0 || strings.Count(out, "\n") != 3 {
+		t.Fatalf("limit 3: exit %d, %d lines", code, strings.Count(out, "\n"))
+	}
+	// Words are case-insensitive; phrases need adjacency; NOT excludes.
+	all, _, _ := logdex(t, dir, "search", "error", "logs")
+	neg, _, _ := logdex(t, dir, "search", "error -timeout", "logs")
+	if strings.Count(neg, "\n") >= strings.Count(all, "\n") || strings.Count(neg, "\n") == 0 {
+		t.Fatalf("error: %d lines, error -timeout: %d", strings.Count(all, "\n"), strings.Count(neg, "\n"))
+	}
+	for _, l := range strings.Split(strings.TrimSpace(neg), "\n") {
+		if strings.Contains(strings.ToLower(l), "timeout") {
+			t.Fatalf("NOT timeout printed %q", l)
+		}
+	}
+}
+
+// TestSearchNoOperand: like grep -r without a file operand, search "." and
+// print paths without "./".
+func TestSearchNoOperand(t *testing.T) {
+	dir, root := fixtureCopy(t)
+	_ = dir
+	got, _, code := logdex(t, root, "search", "-F", "GET")
+	want, wcode := grep(t, root, "-rn", "-F", "GET")
+	if code != wcode || got != want {
+		t.Fatalf("exit %d/%d\n%s", code, wcode, firstDiff(got, want))
+	}
+}
+
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < min(len(g), len(w)); i++ {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n got:  %.200q\n want: %.200q", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("got %d lines, want %d", len(g), len(w))
+}
