@@ -299,7 +299,7 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 	var hdr []byte
 	var ids []uint32
 	for i, tr := range sorted {
-		p := &tt.ents[tr.idx]
+		p := tt.ent(int(tr.idx))
 		rest := p.rest
 		if p.n == 1 {
 			refs[i] = uint64(p.first)<<1 | mmapstore.PostingsInline

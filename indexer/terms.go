@@ -17,8 +17,13 @@ type termTable struct {
 	slots []slot
 	mask  uint64
 	arena []byte
-	ents  []termEnt
+	ents  [][]termEnt // chunks of entChunk: growing never copies entries
+	n     int
 }
+
+const entChunk = 1 << 14
+
+func (t *termTable) ent(i int) *termEnt { return &t.ents[i/entChunk][i%entChunk] }
 
 type slot struct {
 	hidx uint64 // hash<<32 | entry index+1; 0 is empty
@@ -50,7 +55,7 @@ func prefix8(b []byte) uint64 {
 func (t *termTable) resize(n int) {
 	t.slots = make([]slot, n)
 	t.mask = uint64(n - 1)
-	for i := range t.ents {
+	for i := 0; i < t.n; i++ {
 		term := t.term(i)
 		h32 := uint32(maphash.Bytes(t.seed, term) >> 32)
 		for j := uint64(h32) & t.mask; ; j = (j + 1) & t.mask {
@@ -63,7 +68,7 @@ func (t *termTable) resize(n int) {
 }
 
 func (t *termTable) term(i int) []byte {
-	e := &t.ents[i]
+	e := t.ent(i)
 	return t.arena[e.off : e.off+e.len]
 }
 
@@ -74,11 +79,16 @@ func (t *termTable) add(term []byte, id uint32) bool {
 	for i := uint64(h32) & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.hidx == 0 {
-			idx := uint32(len(t.ents))
+			idx := uint32(t.n)
 			*s = slot{uint64(h32)<<32 | uint64(idx+1), pfx}
-			t.ents = append(t.ents, termEnt{off: uint32(len(t.arena)), len: uint32(len(term)), first: id, last: id, n: 1})
+			if t.n%entChunk == 0 {
+				t.ents = append(t.ents, make([]termEnt, 0, entChunk))
+			}
+			c := &t.ents[len(t.ents)-1]
+			*c = append(*c, termEnt{off: uint32(len(t.arena)), len: uint32(len(term)), first: id, last: id, n: 1})
+			t.n++
 			t.arena = append(t.arena, term...)
-			if uint64(len(t.ents))*2 > t.mask {
+			if uint64(t.n)*2 > t.mask {
 				t.resize(len(t.slots) * 2)
 			}
 			return true
@@ -86,7 +96,7 @@ func (t *termTable) add(term []byte, id uint32) bool {
 		if uint32(s.hidx>>32) != h32 || s.pfx != pfx {
 			continue
 		}
-		e := &t.ents[uint32(s.hidx)-1]
+		e := t.ent(int(uint32(s.hidx) - 1))
 		if len(term) > 8 && (int(e.len) != len(term) || !bytes.Equal(t.arena[e.off+8:e.off+e.len], term[8:])) {
 			continue
 		}
@@ -108,4 +118,4 @@ func appendUvarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
-func (t *termTable) len() int { return len(t.ents) }
+func (t *termTable) len() int { return t.n }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logdex/logdex/fixtures/loggen"
 	"github.com/logdex/logdex/mmapstore/token"
 )
 
@@ -114,22 +115,29 @@ func asciiLower(b []byte) []byte {
 }
 
 // corpora lists the log trees the property tests run on: the committed
-// fixtures and, when present, the real Loghub samples.
+// fixtures, 4 MiB of generated logs and, when present, the real Loghub
+// samples.
 func corpora(t *testing.T) []string {
-	roots := []string{filepath.Join("..", "fixtures", "logs")}
-	if _, err := os.Stat(roots[0]); err != nil {
-		roots = nil
+	var roots []string
+	if fx := filepath.Join("..", "fixtures", "logs"); dirExists(fx) {
+		roots = append(roots, fx)
 	}
-	lh := filepath.Join("..", "..", "shared", "corpus", "loghub")
-	if _, err := os.Stat(lh); err == nil {
+	gen := filepath.Join(t.TempDir(), "generated")
+	if _, err := loggen.Generate(gen, loggen.Options{TotalBytes: 4 << 20, Seed: int64(testSeed())}); err != nil {
+		t.Fatal(err)
+	}
+	roots = append(roots, gen)
+	if lh := filepath.Join("..", "..", "shared", "corpus", "loghub"); dirExists(lh) {
 		roots = append(roots, lh)
 	} else {
-		t.Logf("%s absent: property tests run on fixtures only", lh)
-	}
-	if len(roots) == 0 {
-		t.Skip("no corpus")
+		t.Logf("%s absent: property tests run without the Loghub samples", lh)
 	}
 	return roots
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // queryGen builds queries from the data itself.
@@ -208,10 +216,7 @@ func TestPropertyQueryLanguage(t *testing.T) {
 	lines := refLines(t, roots...)
 	// Small segments so that files span several segments.
 	s := testIndex(t, 256<<10, roots...)
-	seed := uint64(1)
-	if v := os.Getenv("LOGDEX_SEED"); v != "" {
-		fmt.Sscan(v, &seed)
-	}
+	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 7)), lines: lines}
 	n := 300
 	if testing.Short() {

@@ -1,0 +1,124 @@
+package query
+
+import (
+	"errors"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		q    string
+		want string
+	}{
+		{"error", "error"},
+		{"Error", "error"},
+		{"timeout db", "(timeout AND db)"},
+		{"timeout AND db", "(timeout AND db)"},
+		{"a OR b c", "(a OR (b AND c))"},
+		{"a OR b OR c", "(a OR b OR c)"},
+		{"NOT debug", "NOT debug"},
+		{"-debug info", "(NOT debug AND info)"},
+		{"(a OR b) -c", "((a OR b) AND NOT c)"},
+		{`"connection reset"`, `"connection reset"`},
+		{`"conn res*"`, `"conn res*"`},
+		{"conn*", "conn*"},
+		{"dfs.DataNode", `"dfs datanode"`},
+		{"blk_-6952295868487656571", `"blk_ 6952295868487656571"`},
+		{`'rhost=10.0.'`, `'rhost=10.0.'i`},
+		{`'it\'s'`, `'it's'i`},
+		{`/blk_-?[0-9]+ terminating/`, `/blk_-?[0-9]+ terminating/i`},
+		{`/a\/b/`, `/a/b/i`},
+		{"and or not", "(and AND or AND not)"},
+		{"NOT(a)", "NOT a"},
+		{"user=bob", `"user bob"`},
+	}
+	for _, tc := range tests {
+		n, err := Parse([]string{tc.q}, ModeQuery, true)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.q, err)
+			continue
+		}
+		if got := n.String(); got != tc.want {
+			t.Errorf("Parse(%q) = %s, want %s", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		q    string
+		mode Mode
+		pos  int
+		msg  string
+	}{
+		{"", ModeQuery, 0, "empty query"},
+		{"(error", ModeQuery, 0, "unclosed ("},
+		{"error)", ModeQuery, 5, "unbalanced )"},
+		{"a AND", ModeQuery, 2, "AND needs a right-hand side"},
+		{"OR a", ModeQuery, 0, "OR needs a left-hand side"},
+		{`"abc`, ModeQuery, 0, "unclosed \""},
+		{"x 'abc", ModeQuery, 2, "unclosed '"},
+		{"x /ab", ModeQuery, 2, "unclosed /"},
+		{"x /a(b/", ModeQuery, 3, "missing closing )"},
+		{"===", ModeQuery, 0, "no letters or digits"},
+		{"()", ModeQuery, 0, "empty parentheses"},
+		{"a - b", ModeQuery, 2, "- needs a term"},
+		{"é (", ModeQuery, 3, "expected a search term"},
+		{"a(b", ModeRegex, 0, "missing closing )"},
+		{"x**", ModeRegex, 1, "invalid nested repetition"},
+		{"[z-a]", ModeRegex, 1, "invalid character class range"},
+	}
+	for _, tc := range tests {
+		_, err := Parse([]string{tc.q}, tc.mode, false)
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("Parse(%q): %v, want a ParseError", tc.q, err)
+			continue
+		}
+		if pe.Pos != tc.pos || !contains(pe.Msg, tc.msg) {
+			t.Errorf("Parse(%q) = %q at %d, want %q at %d", tc.q, pe.Msg, pe.Pos, tc.msg, tc.pos)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// FuzzParse: any input parses or fails with a ParseError whose position
+// lies within the query; compiled queries evaluate lines without panics.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, q string, mode uint8) {
+		m := Mode(mode % 3)
+		n, err := Parse([]string{q}, m, mode&4 != 0)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse(%q): %v is not a ParseError", q, err)
+			}
+			if pe.Pos < 0 || pe.Pos > utf8.RuneCountInString(q) {
+				t.Fatalf("Parse(%q): position %d outside the query", q, pe.Pos)
+			}
+			return
+		}
+		cq, err := CompileNode(n, m)
+		if err != nil {
+			t.Fatalf("compile %q: %v", q, err)
+		}
+		cq.MatchLine([]byte(q))
+		cq.Highlights([]byte("some log line " + q))
+	})
+}
