@@ -28,6 +28,9 @@ func BenchmarkQueries(b *testing.B) {
 		q    string
 	}{
 		{"term-selective", ModeQuery, "mallory"},
+		{"term-common", ModeQuery, "error"},
+		{"and-common", ModeQuery, "error AND timeout"},
+		{"and-mixed", ModeQuery, "info mallory"},
 		{"literal-ip", ModeLiteral, "10.213.7.42"},
 		{"literal-reqid-part", ModeLiteral, "9b1e4f7a2c6d"},
 		{"literal-infix6", ModeLiteral, "1e4f7a"},
@@ -40,7 +43,7 @@ func BenchmarkQueries(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var total int64
 			for b.Loop() {
-				st, err := s.Search(context.Background(), q, Options{Text: true}, func(*Hit) error { return nil })
+				st, err := s.Search(context.Background(), q, Options{Text: true, Limit: 1000, CountAll: true}, func(*Hit) error { return nil })
 				if err != nil {
 					b.Fatal(err)
 				}

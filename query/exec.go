@@ -160,7 +160,8 @@ type task struct {
 	start int64 // taskScan: byte range and line number of start
 	end   int64
 	line0 int64
-	final bool // taskScan: an unterminated last line counts (file end)
+	final bool  // taskScan: an unterminated last line counts (file end)
+	after int64 // hits at or before this line are not wanted (paging cursor)
 
 	hits       []hitRec
 	buf        []byte
@@ -173,6 +174,8 @@ type task struct {
 }
 
 const scanChunk = 8 << 20
+
+var debugTask func(*task)
 
 // Search runs q and calls fn for each hit in (path, line) order. fn's Hit
 // and its Text are valid only during the call. Returning an error from fn
@@ -208,8 +211,16 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 			defer wg.Done()
 			var ls lineState
 			for t := range tasks {
+				defer func() {}()
 				if ctx.Err() == nil {
-					s.run(ctx, q, t, opt.Text && !countOnly(), &ls)
+					// Past the limit (or with no one to deliver to), hits
+					// need only be counted, unless the cursor's file must
+					// still filter them by line.
+					co := countOnly() && (opt.After == nil || t.file.Path != opt.After.Path)
+					s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
+					if debugTask != nil {
+						debugTask(t)
+					}
 				}
 				close(t.done)
 			}
@@ -470,6 +481,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		}
 		for _, t := range ts {
 			t.h = h
+			if opt.After != nil && f.Path == opt.After.Path {
+				t.after = opt.After.Line
+			}
 			if !emit(t) {
 				return ctx.Err()
 			}
@@ -490,22 +504,31 @@ func rangeCard(bm *roaring.Bitmap, lo, hi uint32) uint64 {
 	return n
 }
 
-func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText bool, ls *lineState) {
+func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) {
 	switch t.kind {
 	case taskIDs:
-		t.err = s.runIDs(q, t, wantText, ls)
+		t.err = s.runIDs(q, t, wantText, countOnly, maxRecs, ls)
 	case taskScan:
-		t.err = s.runScan(ctx, q, t, wantText, ls)
+		t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
 	}
 }
 
 // runIDs handles the candidate lines of one span: exact hits are located
 // through the offset index; the rest are read (neighbouring lines in one
-// read) and verified.
-func (s *Searcher) runIDs(q *Query, t *task, wantText bool, ls *lineState) error {
+// read) and verified. After maxRecs hit records (0: no cap) it only counts:
+// no task can deliver more hits than the limit.
+func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) error {
 	seg, p := t.seg, t.plan
 	sp := seg.Spans()[t.span]
 	lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
+	if t.after >= sp.StartLineNo {
+		// Lines up to the paging cursor are not wanted at all.
+		skip := t.after - sp.StartLineNo + 1
+		if skip >= int64(sp.NumLines) {
+			return nil
+		}
+		lo += uint32(skip)
+	}
 	n := rangeCard(p.cands, lo, hi)
 	t.candidates = int64(n)
 	var nverify uint64
@@ -514,86 +537,100 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText bool, ls *lineState) error
 	} else {
 		nverify = n
 	}
-	if !wantText && nverify == 0 {
-		// Exact and nothing to read: counts, offsets from the index.
-		t.count = int64(n)
+	if countOnly && nverify == 0 {
+		t.count = int64(n) // exact: nothing to read
+		return nil
 	}
 	type loc struct {
 		id     uint32
 		off, n int64
 		verify bool
 	}
-	var locs []loc
 	it := p.cands.Iterator()
 	it.AdvanceIfNeeded(lo)
-	var err error
+	var (
+		locs  []loc
+		rbuf  []byte
+		extra int64 // hits counted without records
+	)
+	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
 	for it.HasNext() {
-		id := it.Next()
-		if id >= hi {
-			break
-		}
-		l, e := seg.Locate(id)
-		if e != nil {
-			err = e
-			break
-		}
-		locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: p.verify == nil || p.verify.Contains(id)})
-	}
-	if err != nil {
-		return err
-	}
-	if !wantText && nverify == 0 {
-		for _, l := range locs {
-			t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1})
-		}
-		return nil
-	}
-	// Read lines in batches of neighbours: one pread for lines less than
-	// 4 KiB apart, up to 256 KiB.
-	var rbuf []byte
-	for i := 0; i < len(locs); {
-		j := i + 1
-		for j < len(locs) && locs[j].off-(locs[j-1].off+locs[j-1].n) < 4<<10 && locs[j].off+locs[j].n-locs[i].off <= 256<<10 {
-			j++
-		}
-		if !wantText {
-			// Only lines to verify need reading.
-			k := i
-			for k < j && !locs[k].verify {
-				line := sp.StartLineNo + int64(locs[k].id-sp.FirstLine)
-				t.hits = append(t.hits, hitRec{line: line, off: locs[k].off, n: locs[k].n - 1, tpos: -1})
-				k++
+		// Gather a batch of candidates.
+		locs = locs[:0]
+		for it.HasNext() && len(locs) < 512 {
+			id := it.PeekNext()
+			if id >= hi {
+				break
 			}
-			if k == j {
+			it.Next()
+			verify := p.verify == nil || p.verify.Contains(id)
+			if !verify && full() {
+				extra++
+				continue
+			}
+			l, err := seg.Locate(id)
+			if err != nil {
+				return err
+			}
+			locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: verify})
+		}
+		if len(locs) == 0 {
+			if !it.HasNext() || it.PeekNext() >= hi {
+				break
+			}
+			continue
+		}
+		// Read in runs of neighbours: one pread for lines less than 4 KiB
+		// apart, up to 256 KiB.
+		for i := 0; i < len(locs); {
+			j := i + 1
+			for j < len(locs) && locs[j].off-(locs[j-1].off+locs[j-1].n) < 4<<10 && locs[j].off+locs[j].n-locs[i].off <= 256<<10 {
+				j++
+			}
+			needRead := wantText && !full()
+			for k := i; k < j && !needRead; k++ {
+				needRead = locs[k].verify
+			}
+			if !needRead {
+				for _, l := range locs[i:j] {
+					if full() {
+						extra++
+						continue
+					}
+					t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1})
+				}
 				i = j
 				continue
 			}
-			i = k
-		}
-		start, end := locs[i].off, locs[j-1].off+locs[j-1].n
-		rbuf = grow(rbuf, int(end-start))
-		if _, err := t.h.f.ReadAt(rbuf, start); err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		for _, l := range locs[i:j] {
-			text := rbuf[l.off-start : l.off-start+l.n-1]
-			if l.verify {
-				t.verified++
-				ls.reset(text)
-				if !q.m.match(ls) {
+			start, end := locs[i].off, locs[j-1].off+locs[j-1].n
+			rbuf = grow(rbuf, int(end-start))
+			if _, err := t.h.f.ReadAt(rbuf, start); err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			for _, l := range locs[i:j] {
+				text := rbuf[l.off-start : l.off-start+l.n-1]
+				if l.verify {
+					t.verified++
+					ls.reset(text)
+					if !q.m.match(ls) {
+						continue
+					}
+				}
+				if full() {
+					extra++
 					continue
 				}
+				h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1}
+				if wantText {
+					h.tpos = len(t.buf)
+					t.buf = append(t.buf, text...)
+				}
+				t.hits = append(t.hits, h)
 			}
-			h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1}
-			if wantText {
-				h.tpos = len(t.buf)
-				t.buf = append(t.buf, text...)
-			}
-			t.hits = append(t.hits, h)
+			i = j
 		}
-		i = j
 	}
-	t.count = int64(len(t.hits))
+	t.count = int64(len(t.hits)) + extra
 	return nil
 }
 
@@ -605,7 +642,7 @@ func grow(b []byte, n int) []byte {
 }
 
 // runScan reads [start, end) sequentially and checks every line.
-func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText bool, ls *lineState) error {
+func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) error {
 	buf := make([]byte, min(max(t.end-t.start, 1), scanChunk+1<<16))
 	pos := t.start // file offset of buf[0]
 	have := 0
@@ -643,7 +680,7 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText bool
 		}
 		block := data[:cut]
 		t.scanned += int64(len(block))
-		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, ls)
+		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
 		copy(buf, data[cut:])
 		pos += int64(cut)
 		have -= cut
@@ -651,18 +688,33 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText bool
 			break
 		}
 	}
-	t.count = int64(len(t.hits))
+	t.count += int64(len(t.hits))
 	return nil
 }
 
 // scanBlock finds the matching lines of block (whole lines, the last one
 // possibly unterminated), whose first line has number lineNo; it returns
 // the number of the line after the block.
-func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64, wantText bool, ls *lineState) int64 {
+func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64, wantText, countOnly bool, maxRecs int, ls *lineState) int64 {
+	if countOnly && q.single != nil && t.after == 0 {
+		t.count += int64(q.single.CountLines(block))
+		lineNo += int64(bytes.Count(block, nl))
+		if len(block) > 0 && block[len(block)-1] != '\n' {
+			lineNo++
+		}
+		return lineNo
+	}
 	counted := 0 // block offset up to which lines were counted
 	add := func(ls0, le int) {
 		lineNo += int64(bytes.Count(block[counted:ls0], nl))
 		counted = ls0
+		if lineNo <= t.after {
+			return // before the paging cursor
+		}
+		if countOnly || maxRecs > 0 && len(t.hits) >= maxRecs {
+			t.count++ // beyond what can be delivered: count only
+			return
+		}
 		h := hitRec{line: lineNo, off: pos + int64(ls0), n: int64(le - ls0), tpos: -1}
 		if wantText {
 			h.tpos = len(t.buf)

@@ -114,6 +114,9 @@ func TestPropertyLiteralVsGrep(t *testing.T) {
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("seed %d pattern %d %q fold=%v: %v", seed, i, p, fold, err)
 		}
+		if i%10 == 0 {
+			checkPaging(t, s, q, want, g.r)
+		}
 	}
 }
 

@@ -239,6 +239,47 @@ func TestPropertyQueryLanguage(t *testing.T) {
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("seed %d query %d %v: %v", seed, i, node, err)
 		}
+		checkPaging(t, s, q, want, g.r)
+	}
+}
+
+// checkPaging: with a limit and CountAll the first hits come with an exact
+// total, without text the same lines come back, and paging with cursors
+// returns every hit exactly once.
+func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Rand) {
+	t.Helper()
+	limit := 1 + r.IntN(50)
+	got, st := search(t, s, q, Options{Limit: limit, CountAll: true})
+	if st.Total != int64(len(want)) {
+		t.Fatalf("%v: limit %d: total %d, want %d", q.Root, limit, st.Total, len(want))
+	}
+	if err := diffLines(got, want[:min(limit, len(want))]); err != nil {
+		t.Fatalf("%v: limit %d: %v", q.Root, limit, err)
+	}
+	var nums []gotLine
+	if _, err := s.Search(t.Context(), q, Options{}, func(h *Hit) error {
+		nums = append(nums, gotLine{h.File.Path, h.Line, ""})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(nums) != len(want) {
+		t.Fatalf("%v: %d hits without text, want %d", q.Root, len(nums), len(want))
+	}
+	var paged []gotLine
+	var after *Cursor
+	const maxPages = 12
+	for pages := 0; pages < maxPages; pages++ {
+		page, _ := search(t, s, q, Options{Limit: limit, After: after})
+		paged = append(paged, page...)
+		if len(page) < limit {
+			break
+		}
+		last := page[len(page)-1]
+		after = &Cursor{Path: last.path, Line: last.no}
+	}
+	if err := diffLines(paged, want[:min(len(want), maxPages*limit)]); err != nil {
+		t.Fatalf("%v: paging by %d: %v", q.Root, limit, err)
 	}
 }
 
