@@ -51,6 +51,7 @@ type builder struct {
 	sc        token.Scanner
 	cur       *spanRec
 	curOff    int64
+	postings  string // "auto" (smaller of the two), "varint" or "roaring"
 }
 
 func newBuilder() *builder {
@@ -310,11 +311,23 @@ func (b *builder) write(f *os.File) (segmentStats, error) {
 		// Whichever is smaller: roaring wins for dense lists (bitmap and
 		// run containers) and for long sparse ones (2 bytes per id against
 		// 3 for gaps over 16 Ki); gaps below 128 favour the uvarints.
-		if p.n >= 64 && roaringSize(p.first, rest)+8 < varintSize {
+		// Whichever is smaller, but long lists go to roaring even at up to
+		// 1.5× the bytes: they are read in place (no decoding) and
+		// intersected by containers, which is what makes queries that
+		// combine common words fast.
+		rsize := roaringSize(p.first, rest) + 8
+		useRoaring := p.n >= 64 && (rsize < varintSize || p.n >= 4096 && rsize*2 < varintSize*3)
+		switch b.postings {
+		case "varint":
+			useRoaring = false
+		case "roaring":
+			useRoaring = true
+		}
+		if useRoaring {
 			ids = decodePosting(ids[:0], p.first, rest)
 			bm := roaring.BitmapOf(ids...)
 			bm.RunOptimize()
-			if sz := bm.GetSerializedSizeInBytes(); sz+8 < varintSize {
+			if sz := bm.GetSerializedSizeInBytes(); sz+8 <= rsize || b.postings == "roaring" {
 				hdr = binary.AppendUvarint(hdr[:0], uint64(p.n)<<1|mmapstore.EncRoaring)
 				hdr = binary.AppendUvarint(hdr, sz)
 				w.Write(hdr)

@@ -41,6 +41,9 @@ type Options struct {
 	// Progress, when set, is called about every 200 ms with bytes read so
 	// far and bytes planned.
 	Progress func(done, total int64)
+	// Postings forces one list encoding ("varint" or "roaring") instead of
+	// the smaller of both per list; for measuring the choice.
+	Postings string
 }
 
 // Result summarizes a run.
@@ -631,6 +634,7 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress func(int64)) (*mmapstore.SegmentRef, error) {
 	t0 := time.Now()
 	b := newBuilder()
+	b.postings = u.opt.Postings
 	var ids []uint64
 	for _, p := range j.parts {
 		if ctx.Err() != nil {

@@ -690,6 +690,83 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	}
 }
 
+// PostingsAnd returns the lines of a postings reference that are also in
+// with, without building the whole list: uvarint lists are decoded and
+// probed against with, roaring lists intersected in place. Intersecting a
+// common word with a few candidates then costs a decode, not a bitmap.
+func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bitmap, err error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if ref&PostingsInline != 0 {
+		b, err := s.Postings(ref)
+		if err != nil {
+			return nil, err
+		}
+		b.And(with)
+		return b, nil
+	}
+	off := ref >> 1
+	if off >= uint64(len(s.postings)) {
+		return nil, s.corrupt("postings", int64(off), "reference out of bounds")
+	}
+	d := Decbuf{B: s.postings[off:]}
+	h := d.Uvarint()
+	if d.Err != nil || h&1 != EncDeltaVarint {
+		all, err := s.Postings(ref)
+		if err != nil {
+			return nil, err
+		}
+		return roaring.And(all, with), nil
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("postings", &err)
+	count := h >> 1
+	if count > uint64(s.lines) || count < 2 || count > uint64(d.Len()) {
+		return nil, s.corrupt("postings", int64(off), "bad list header")
+	}
+	// A short list probes with (Contains per id); a long one is merged with
+	// with's ids in two sorted walks, a few ns an id.
+	if count*8 < with.GetCardinality() {
+		var kept []uint32
+		ids, err := decodeDeltas(&d, int(count), s.lines)
+		if err != nil {
+			return nil, s.corrupt("postings", int64(off), "%v", err)
+		}
+		for _, id := range ids {
+			if with.Contains(id) {
+				kept = append(kept, id)
+			}
+		}
+		return roaring.BitmapOf(kept...), nil
+	}
+	want := with.ToArray()
+	var kept []uint32
+	var id uint64
+	k := 0
+	for i := uint64(0); i < count && k < len(want); i++ {
+		v := d.Uvarint()
+		if i > 0 {
+			if v == 0 {
+				d.Err = fmt.Errorf("zero gap")
+			}
+			v += id
+		}
+		if d.Err != nil || v >= uint64(s.lines) {
+			return nil, s.corrupt("postings", int64(off), "bad list entry")
+		}
+		id = v
+		for k < len(want) && uint64(want[k]) < id {
+			k++
+		}
+		if k < len(want) && uint64(want[k]) == id {
+			kept = append(kept, uint32(id))
+			k++
+		}
+	}
+	return roaring.BitmapOf(kept...), nil
+}
+
 func pad8(off uint64) uint64 { return (8 - off%8) % 8 }
 
 // LineLoc is where a line lives: its span and its bytes in the file.

@@ -116,7 +116,18 @@ func (e *segEval) eval(n Node) (cset, error) {
 		return cset{bm: roaring.FastOr(bms...), exact: exact}, nil
 	case *And:
 		acc := cset{all: true, exact: true}
-		for _, kid := range n.Kids {
+		for _, kid := range e.byDocFreq(n.Kids) {
+			if t, ok := kid.(*Term); ok && !acc.all {
+				bm, err := e.termAnd([]byte(t.Text), acc.bm)
+				if err != nil {
+					return cset{}, err
+				}
+				acc.bm = bm
+				if bm.IsEmpty() {
+					break
+				}
+				continue
+			}
 			k, err := e.eval(kid)
 			if err != nil {
 				return cset{}, err
@@ -131,6 +142,35 @@ func (e *segEval) eval(n Node) (cset, error) {
 	panic("query: unknown node")
 }
 
+// byDocFreq orders an AND's children so that the rarest word comes first
+// and the other words are intersected against it; other atoms keep their
+// order, after it.
+func (e *segEval) byDocFreq(kids []Node) []Node {
+	type kd struct {
+		n  Node
+		df int
+	}
+	var terms []kd
+	var rest []Node
+	for _, k := range kids {
+		if t, ok := k.(*Term); ok {
+			terms = append(terms, kd{k, e.df([]byte(t.Text))})
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	if len(terms) == 0 {
+		return kids
+	}
+	slices.SortStableFunc(terms, func(a, b kd) int { return a.df - b.df })
+	out := []Node{terms[0].n}
+	out = append(out, rest...)
+	for _, t := range terms[1:] {
+		out = append(out, t.n)
+	}
+	return out
+}
+
 func (e *segEval) and(a, b cset) cset {
 	switch {
 	case a.all:
@@ -141,6 +181,28 @@ func (e *segEval) and(a, b cset) cset {
 		return a
 	}
 	return cset{bm: roaring.And(a.bm, b.bm), exact: a.exact && b.exact}
+}
+
+// termAnd returns the lines of acc holding term (plus those of acc that
+// are unindexed), decoding the term's list against acc.
+func (e *segEval) termAnd(t []byte, acc *roaring.Bitmap) (*roaring.Bitmap, error) {
+	e.terms++
+	ref, ok, err := e.seg.Lookup(t)
+	if err != nil {
+		return nil, err
+	}
+	var bm *roaring.Bitmap
+	if ok {
+		if bm, err = e.seg.PostingsAnd(ref, acc); err != nil {
+			return nil, err
+		}
+	} else {
+		bm = roaring.New()
+	}
+	if e.un != nil {
+		bm.Or(roaring.And(acc, e.un))
+	}
+	return bm, nil
 }
 
 // term returns the lines holding term, plus the unindexed lines.
@@ -324,6 +386,17 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 				break
 			}
 			budget = min(maxExpand, n/4)
+		}
+		if s.a.kind == atomExact && !acc.all {
+			bm, err := e.termAnd(s.a.text, acc.bm)
+			if err != nil {
+				return cset{}, err
+			}
+			acc = cset{bm: bm}
+			if bm.IsEmpty() {
+				break
+			}
+			continue
 		}
 		bm, ok, err := e.atomSet(s.a, budget)
 		if err != nil {

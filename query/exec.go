@@ -175,6 +175,13 @@ type task struct {
 
 const scanChunk = 8 << 20
 
+// scanBufs recycles scan buffers. They are small enough for the bytes
+// copied in by pread to still be in the CPU cache when the matcher reads
+// them (reading 8 MiB at a time ran at half the speed).
+var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBuf); return &b }}
+
+const scanBuf = 256 << 10
+
 var debugTask func(*task)
 
 // Search runs q and calls fn for each hit in (path, line) order. fn's Hit
@@ -643,7 +650,9 @@ func grow(b []byte, n int) []byte {
 
 // runScan reads [start, end) sequentially and checks every line.
 func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) error {
-	buf := make([]byte, min(max(t.end-t.start, 1), scanChunk+1<<16))
+	bp := scanBufs.Get().(*[]byte)
+	defer scanBufs.Put(bp)
+	buf := *bp
 	pos := t.start // file offset of buf[0]
 	have := 0
 	lineNo := t.line0
@@ -655,6 +664,7 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 		if pos+int64(have) < t.end {
 			if have == len(buf) { // a line longer than the buffer
 				buf = append(buf, make([]byte, len(buf))...)
+				*bp = buf
 			}
 			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
 			m, err := t.h.f.ReadAt(buf[have:have+n], pos+int64(have))
