@@ -62,7 +62,7 @@ func (b *bench) indexCachePath(c *corpus) string {
 
 // logdexIndex runs `logdex index` of c into dir.
 func (b *bench) logdexIndex(dir string, c *corpus) (procResult, error) {
-	return runProc(b.ctx, nil, os.Stderr, 0, b.bin, "index", "-q", "--index", dir, c.Dir)
+	return runProc(b.ctx, nil, nil, 0, b.bin, "index", "-q", "--index", dir, c.Dir)
 }
 
 // indexing measures whole-process indexing of the corpus into fresh

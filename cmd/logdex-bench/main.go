@@ -72,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.runs, "runs", 5, "timed runs per figure (medians of these)")
 	fs.IntVar(&c.indexRuns, "index-runs", 3, "timed indexing runs")
 	only := fs.String("only", strings.Join(sections, ","), "comma-separated sections: "+strings.Join(sections, ","))
-	scale := fs.String("scale-mb", "256,1024", "corpus sizes in MiB for the scaling section")
+	scale := fs.String("scale-mb", "", "corpus sizes in MiB for the scaling section (default: MB/4,MB, i.e. 256,1024)")
 	fs.StringVar(&c.out, "out", "", "also write the Markdown report to `FILE`")
 	fs.StringVar(&c.jsonOut, "json", "", "write the results as JSON to `FILE`")
 	fs.BoolVar(&c.smoke, "smoke", false, "CI smoke run: tiny corpus, 1 run each, all sections")
@@ -92,14 +92,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.smoke {
-		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "scale-mb": "2,8", "server-seconds": "1", "inproc-min": "20ms"} {
+		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms"} {
 			if !set[name] {
 				fs.Set(name, v)
 			}
 		}
-		if !set["scale-mb"] {
-			*scale = "2,8"
-		}
+	}
+	if *scale == "" {
+		*scale = fmt.Sprintf("%d,%d", max(c.mb/4, 1), c.mb)
 	}
 	c.only = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {

@@ -18,6 +18,7 @@ func (e *env) index(args []string) int {
 	dir := fs.String("index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
 	segMB := fs.Int64("segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	quiet := fs.Bool("q", false, "no progress, only the summary")
+	postings := fs.String("postings", "auto", "postings encoding: auto (smaller of both per list), varint or roaring (for measurements)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: logdex index [--index DIR] PATH...\n\nIndexes new files and bytes appended since the last run under PATH (directories are walked recursively).")
 		fs.PrintDefaults()
@@ -37,7 +38,7 @@ func (e *env) index(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := e.updateIndex(ctx, d, paths, *segMB<<20, !*quiet, zerolog.InfoLevel)
+	res, err := e.updateIndexOpt(ctx, indexer.Options{Dir: d, Roots: paths, SegmentBytes: *segMB << 20, Postings: *postings}, !*quiet, zerolog.InfoLevel)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -49,7 +50,11 @@ func (e *env) index(args []string) int {
 
 // updateIndex runs the indexer with a progress line on a terminal.
 func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBytes int64, progress bool, level zerolog.Level) (*indexer.Result, error) {
-	opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: segBytes, Logger: newLogger(e.stderr, level)}
+	return e.updateIndexOpt(ctx, indexer.Options{Dir: dir, Roots: paths, SegmentBytes: segBytes}, progress, level)
+}
+
+func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress bool, level zerolog.Level) (*indexer.Result, error) {
+	opt.Logger = newLogger(e.stderr, level)
 	term := progress && isTerminal(e.stderr)
 	if term {
 		opt.Progress = progressPrinter(e.stderr)

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/fixtures/loggen"
+	"github.com/logdex/logdex/indexer"
+	"github.com/rs/zerolog"
+)
+
+// The test binary doubles as a fake `logdex serve` (the real one is being
+// written) when LOGDEX_BENCH_FAKE_SERVE is set, so the server section is
+// exercised end to end.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOGDEX_BENCH_FAKE_SERVE") == "1" {
+		os.Exit(fakeServe(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeServe(args []string) int {
+	if len(args) < 2 || args[0] != "serve" {
+		fmt.Fprintln(os.Stderr, "fake: only serve")
+		return 2
+	}
+	if args[1] == "-h" {
+		fmt.Fprintln(os.Stderr, "Usage: logdex serve\n  -addr string\n  -index string\n  -warmup string staged|eager|off")
+		return 2
+	}
+	var addr, root string
+	for i := 1; i < len(args); i++ {
+		switch {
+		case args[i] == "--addr":
+			addr, i = args[i+1], i+1
+		case args[i] == "--index":
+			i++
+		case strings.HasPrefix(args[i], "--warmup="):
+		default:
+			root = args[i]
+		}
+	}
+	type file struct {
+		ID   uint64 `json:"id"`
+		Path string `json:"path"`
+		Size int64  `json:"size"`
+	}
+	var files []file
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			fi, _ := d.Info()
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, file{ID: 1<<63 + uint64(len(files)), Path: rel, Size: fi.Size()})
+		}
+		return nil
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/api/search", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("q") == "" {
+			http.Error(w, "no q", 400)
+			return
+		}
+		fmt.Fprint(w, `{"hits":[]}`)
+	})
+	mux.HandleFunc("/api/files", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"files": files})
+	})
+	mux.HandleFunc("/api/files/{id}/content", func(w http.ResponseWriter, r *http.Request) {
+		for _, f := range files {
+			if fmt.Sprint(f.ID) == r.PathValue("id") {
+				http.ServeFile(w, r, filepath.Join(root, f.Path))
+				return
+			}
+		}
+		http.NotFound(w, r)
+	})
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestSmoke runs the whole tool as CI does: tiny corpus, every section,
+// one run each, counts verified against rg and grep.
+func TestSmoke(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	js := filepath.Join(dir, "bench.json")
+	md := filepath.Join(dir, "bench.md")
+	code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--json", js, "--out", md}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries (median of 1)",
+		"selective term `mallory`", "### Scaling", "### Server", "Full run took"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "MISMATCH") {
+		t.Errorf("count mismatch:\n%s", out.String())
+	}
+	if f, _ := os.ReadFile(md); !bytes.Equal(f, out.Bytes()) {
+		t.Errorf("--out differs from stdout")
+	}
+	var rep Report
+	b, err := os.ReadFile(js)
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Machine.Cores == 0 || rep.Indexing == nil || rep.Queries == nil || len(rep.Queries.Rows) != 12 {
+		t.Fatalf("incomplete JSON: %s", b)
+	}
+	for _, r := range rep.Queries.Rows {
+		if r.Hits == 0 && r.Needle != "" {
+			t.Errorf("needle query %q found nothing", r.Text)
+		}
+	}
+	if rep.Scaling == nil || len(rep.Scaling.Rows) != 2 {
+		t.Errorf("scaling rows: %+v", rep.Scaling)
+	}
+	// A second run reuses the cached corpus and index: --only query alone works.
+	out.Reset()
+	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "query"}, &out, &errOut); code != 0 ||
+		strings.Contains(out.String(), "Skipped") {
+		t.Fatalf("--only query: exit %d\n%s", code, out.String())
+	}
+}
+
+func TestOnlyQueryWithoutIndexIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "queries"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "_Skipped: no index built yet") {
+		t.Errorf("no skip note:\n%s", out.String())
+	}
+}
+
+// TestServerSection runs the server section against the fake server.
+func TestServerSection(t *testing.T) {
+	dir := t.TempDir()
+	corpusDir, ixDir := filepath.Join(dir, "logs"), filepath.Join(dir, "ix")
+	if _, err := loggen.Generate(corpusDir, loggen.Options{TotalBytes: 1 << 20, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: ixDir, Roots: []string{corpusDir}, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LOGDEX_BENCH_FAKE_SERVE", "1")
+	for _, wrk := range []bool{false, true} {
+		if wrk && toolVersion("wrk", "-v") == "" {
+			continue
+		}
+		cfg := &config{runs: 1, serverSeconds: 1, cacheDir: dir, corpusDir: corpusDir, indexDir: ixDir}
+		b := &bench{cfg: cfg, ctx: context.Background(), log: testWriter{t}, tmp: t.TempDir(), bin: os.Args[0],
+			rep: &Report{Machine: Machine{Cores: 2}}}
+		if wrk {
+			b.rep.Machine.Wrk = "wrk"
+		}
+		c, err := b.corpus(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := b.server(c, ixDir); err != nil {
+			t.Fatal(err)
+		}
+		res := b.rep.Server
+		if res.Skipped != "" || len(res.Startup) != 3 || len(res.Load) != 3 || len(res.Transfer) != 3 {
+			t.Fatalf("wrk=%v: %+v", wrk, res)
+		}
+		for _, l := range res.Load {
+			if l.QPS <= 0 || l.P99 < l.P50 || l.Errors > 0 {
+				t.Errorf("wrk=%v: load row %+v", wrk, l)
+			}
+		}
+		_, size := largestFile(c)
+		for _, tr := range res.Transfer {
+			if tr.Bytes != size || tr.MBps <= 0 {
+				t.Errorf("transfer %+v, want %d bytes", tr, size)
+			}
+		}
+		md := b.rep.Markdown()
+		if !strings.Contains(md, "| 64 |") || !strings.Contains(md, "| staged |") {
+			t.Errorf("server markdown:\n%s", md)
+		}
+		t.Logf("wrk=%v: server section took %v", wrk, time.Since(t0))
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestSumCounts(t *testing.T) {
+	n, per := sumCounts([]byte("/c/a.log:3\n/c/b/x:y.log:0\n/c/b/c.log:12\n"), "/c")
+	if n != 15 || per["a.log"] != 3 || per["b/c.log"] != 12 || len(per) != 2 {
+		t.Fatalf("%d %v", n, per)
+	}
+	if n, _ := sumCounts([]byte("7\n"), "/c"); n != 7 {
+		t.Fatalf("single file: %d", n)
+	}
+}
+
+func TestCellAndQuote(t *testing.T) {
+	d := distOf([]time.Duration{3 * time.Millisecond, 1 * time.Millisecond, 2 * time.Millisecond}, false)
+	if got := cell(d); got != "2.00 ms [1.00–3.00 ms]" {
+		t.Errorf("cell = %q", got)
+	}
+	if got := reproduce([]string{"--mb", "16", "--only", "index,query", "--out", "a b"}); got != "go run ./cmd/logdex-bench --mb 16 --only index,query --out 'a b'" {
+		t.Errorf("reproduce = %q", got)
+	}
+}

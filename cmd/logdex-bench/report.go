@@ -1,0 +1,255 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Report is everything one session measured.
+type Report struct {
+	Command    string         `json:"command"`
+	Machine    Machine        `json:"machine"`
+	Corpus     *corpus        `json:"corpus,omitempty"`
+	Indexing   *IndexResult   `json:"indexing,omitempty"`
+	Queries    *QueriesResult `json:"queries,omitempty"`
+	Scaling    *ScalingResult `json:"scaling,omitempty"`
+	Server     *ServerResult  `json:"server,omitempty"`
+	Mismatches []string       `json:"mismatches"`
+	Notes      []string       `json:"notes,omitempty"`
+	Elapsed    string         `json:"elapsed"`
+}
+
+// WriteJSON writes the report to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Markdown renders the report.
+func (r *Report) Markdown() string {
+	var w strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&w, format, a...) }
+	m := r.Machine
+	rg := strings.TrimSpace(strings.TrimPrefix(m.Ripgrep, "ripgrep"))
+	p("## logdex benchmarks — %s, %s, %d cores, %.0f GiB, %s, %s, ripgrep %s, %s\n\n",
+		m.Date, orNA(m.CPU), m.Cores, float64(m.MemBytes)/(1<<30), orNA(m.Kernel), m.Go, orNA(rg), orNA(m.Grep))
+	p("Command: `%s`  \n", r.Command)
+	tree := ""
+	if m.LogdexTree != "" {
+		tree = " (" + m.LogdexTree + ")"
+	}
+	p("logdex: commit %s%s, binary built with `go build` for this run  \n", orNA(m.LogdexRev), tree)
+	if r.Corpus != nil {
+		p("Corpus: %s; page cache warm (files read once, and one untimed warm-up run of every command before the timed runs)  \n", r.Corpus.describe())
+	}
+	p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
+		"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
+	if len(r.Mismatches) > 0 {
+		p("**COUNT MISMATCHES OR FAILURES (%d) — logdex, rg and grep disagree:**\n\n", len(r.Mismatches))
+		for _, s := range r.Mismatches {
+			p("- **%s**\n", s)
+		}
+		p("\n")
+	}
+	r.mdIndexing(p)
+	r.mdQueries(p)
+	r.mdScaling(p)
+	r.mdServer(p)
+	if len(r.Notes) > 0 {
+		p("### Notes\n\n")
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+		p("\n")
+	}
+	p("Full run took %s.\n", r.Elapsed)
+	return w.String()
+}
+
+type printf func(format string, a ...any)
+
+func (r *Report) mdIndexing(p printf) {
+	x := r.Indexing
+	if x == nil {
+		return
+	}
+	p("### Indexing (whole process, median of %d)\n\n", x.Runs)
+	p("| MB/s | wall | CPU user+sys | peak RSS | index size | %% of raw | no-change re-run |\n|---|---|---|---|---|---|---|\n")
+	p("| %.0f [%.0f–%.0f] | %s | %s | %s (max %s) | %.1f MB | %.1f%% | %s |\n\n", x.MBps, x.MBpsMin, x.MBpsMax,
+		cell(x.Wall), cell(x.CPU), mib(x.PeakRSS), mib(x.PeakRSSMax), float64(x.IndexBytes)/1e6, x.PctRaw, cell(x.Rerun))
+	p("`%s` into a fresh directory each run; MB = 10^6 bytes of raw logs; peak RSS from wait4's rusage.\n\n", x.Command)
+}
+
+func (r *Report) mdQueries(p printf) {
+	x := r.Queries
+	if x == nil {
+		return
+	}
+	p("### Queries (median of %d)\n\n", x.Runs)
+	if x.Skipped != "" {
+		p("_Skipped: %s._\n\n", x.Skipped)
+		return
+	}
+	p("| query | hits | logdex CLI -c | logdex CLI lines | logdex in-process | rg -c | grep -c | CLI vs rg | in-process vs rg |\n")
+	p("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, q := range x.Rows {
+		hits := fmt.Sprint(q.Hits)
+		if q.Mismatch != "" {
+			hits += " **MISMATCH**"
+		}
+		p("| %s `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", q.Kind, mdCode(q.Text), hits,
+			cell(q.Times["logdex CLI -c"]), cell(q.Times["logdex CLI lines"]), inprocCell(q.Times["logdex in-process"]),
+			cell(q.Times["rg"]), cell(q.Times["grep"]), ratio(q.RatioCLI), ratio(q.RatioInProc))
+	}
+	p("\nlogdex CLI = `logdex search --no-update --index %s ARGS` as a child process (`-c` counts; \"lines\" prints every line to /dev/null). "+
+		"In-process = `query.Searcher.Search` in this process, counting only, warm, median of all iterations (>= %s per round; `[p90, n]`). "+
+		"rg = `rg -c RG_ARGS CORPUS` (default threads); grep = `LC_ALL=C grep -rc GREP_ARGS CORPUS`. Hits = matching lines, checked equal across all of them.\n\n",
+		x.Index, x.InProc)
+	p("| query | logdex ARGS | rg RG_ARGS | grep GREP_ARGS |\n|---|---|---|---|\n")
+	for _, q := range x.Rows {
+		p("| %s | `%s` | `%s` | `%s` |\n", q.Kind, mdCode(shellJoin(q.Logdex)), mdCode(shellJoin(q.Rg)), mdCode(shellJoin(q.Grep)))
+	}
+	for _, q := range x.Rows {
+		if q.Selected != "" {
+			p("\nThe phrase `%s` was chosen as the %s.\n", q.Text, q.Selected)
+		}
+	}
+	p("\n")
+}
+
+func (r *Report) mdScaling(p printf) {
+	x := r.Scaling
+	if x == nil {
+		return
+	}
+	p("### Scaling: selective term `%s` (median of %d)\n\n", x.Query, x.Runs)
+	if x.Skipped != "" {
+		p("_Skipped: %s._\n\n", x.Skipped)
+		return
+	}
+	p("| corpus | hits | logdex CLI -c | logdex in-process | rg -c | CLI vs rg | in-process vs rg |\n|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, s := range x.Rows {
+		hits := fmt.Sprint(s.Hits)
+		if s.Mismatch != "" {
+			hits += " **MISMATCH**"
+		}
+		p("| %d MiB | %s | %s | %s | %s | %s | %s |\n", s.MB, hits, cell(s.Times["logdex CLI -c"]),
+			inprocCell(s.Times["logdex in-process"]), cell(s.Times["rg"]), ratio(s.RatioCLI), ratio(s.RatioInProc))
+	}
+	p("\nAll sizes measured interleaved in the same rounds. The index's cost follows the hits, a scan's the bytes: the ratio should grow with size.\n\n")
+}
+
+func (r *Report) mdServer(p printf) {
+	x := r.Server
+	if x == nil {
+		return
+	}
+	p("### Server\n\n")
+	if x.Skipped != "" {
+		p("_Skipped: %s. Placeholders, measured once `logdex serve` exists: search QPS and p50/p99 at 1/16/64 connections, "+
+			"sendfile vs copy-loop throughput, start-up to first answer per warm-up mode._\n\n", x.Skipped)
+		return
+	}
+	if len(x.Startup) > 0 {
+		p("Start-up, exec to first answer of `%s` (page cache warm):\n\n| warm-up mode | first answer | /readyz 200 |\n|---|--:|--:|\n", searchPath)
+		for _, s := range x.Startup {
+			p("| %s | %s | %s |\n", s.Mode, cell(s.FirstAnswer), cell(s.Ready))
+		}
+		p("\n")
+	}
+	if len(x.Load) > 0 {
+		p("Search load with %s on `%s`:\n\n| connections | QPS | p50 | p99 | errors |\n|--:|--:|--:|--:|--:|\n", x.LoadTool, x.LoadURL)
+		for _, l := range x.Load {
+			p("| %d | %.0f [%.0f–%.0f] | %s | %s | %d |\n", l.Conns, l.QPS, l.QPSMin, l.QPSMax, dur(l.P50), dur(l.P99), l.Errors)
+		}
+		p("\n")
+	}
+	if len(x.Transfer) > 0 {
+		p("File download:\n\n| sender | MB/s |\n|---|--:|\n")
+		for _, t := range x.Transfer {
+			p("| %s | %.0f [%.0f–%.0f] |\n", t.Name, t.MBps, t.MBpsLo, t.MBpsHi)
+		}
+		p("\n")
+	}
+	for _, n := range x.Notes {
+		p("- %s\n", n)
+	}
+	p("\n")
+}
+
+// cell renders "median [min–max]" in one unit.
+func cell(d *Dist) string {
+	if d == nil {
+		return "—"
+	}
+	if d.N == 1 {
+		return dur(d.Median)
+	}
+	u, f := unitOf(d.Median)
+	return fmt.Sprintf("%s [%s–%s]", dur(d.Median), num(d.Min/f), num(d.Max/f)+" "+u)
+}
+
+func inprocCell(d *Dist) string {
+	if d == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%s [p90 %s, n=%d]", dur(d.Median), dur(d.P90), d.N)
+}
+
+func unitOf(s float64) (string, float64) {
+	switch {
+	case s >= 1:
+		return "s", 1
+	case s >= 1e-3:
+		return "ms", 1e-3
+	}
+	return "µs", 1e-6
+}
+
+func dur(s float64) string {
+	u, f := unitOf(s)
+	return num(s/f) + " " + u
+}
+
+// num prints 3 significant digits at most.
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func ratio(r float64) string {
+	if r == 0 {
+		return "—"
+	}
+	return num(r) + "×"
+}
+
+func mib(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+// mdCode makes text safe inside a code span in a table cell.
+func mdCode(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
