@@ -44,6 +44,9 @@ type Options struct {
 	// Postings forces one list encoding ("varint" or "roaring") instead of
 	// the smaller of both per list; for measuring the choice.
 	Postings string
+	// Verify checks every checksum of every live segment (reading them
+	// whole) instead of only their headers; damaged ones are rebuilt.
+	Verify bool
 }
 
 // Result summarizes a run.
@@ -217,6 +220,11 @@ func (u *update) dropDamagedSegments() {
 	u.reset = map[uint64]bool{}
 	for _, ref := range u.old.Segments {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+		if err == nil && u.opt.Verify {
+			if err = s.Verify(); err != nil {
+				s.Close()
+			}
+		}
 		if err == nil {
 			s.Close()
 			u.segments = append(u.segments, ref)

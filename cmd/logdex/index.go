@@ -19,6 +19,7 @@ func (e *env) index(args []string) int {
 	segMB := fs.Int64("segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	quiet := fs.Bool("q", false, "no progress, only the summary")
 	postings := fs.String("postings", "auto", "postings encoding: auto (smaller of both per list), varint or roaring (for measurements)")
+	verify := fs.Bool("verify", false, "verify every checksum of the existing index and rebuild damaged segments")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: logdex index [--index DIR] PATH...\n\nIndexes new files and bytes appended since the last run under PATH (directories are walked recursively).")
 		fs.PrintDefaults()
@@ -38,7 +39,7 @@ func (e *env) index(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := e.updateIndexOpt(ctx, indexer.Options{Dir: d, Roots: paths, SegmentBytes: *segMB << 20, Postings: *postings}, !*quiet, zerolog.InfoLevel)
+	res, err := e.updateIndexOpt(ctx, indexer.Options{Dir: d, Roots: paths, SegmentBytes: *segMB << 20, Postings: *postings, Verify: *verify}, !*quiet, zerolog.InfoLevel)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
