@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/server"
+	"github.com/rs/zerolog"
+)
+
+const serveUsage = `Usage: logdex serve [flags] PATH...
+       logdex serve [flags] --index DIR
+
+Indexes PATH (or brings its index up to date), serves the HTTP API and web
+UI at --addr, re-indexes every --reindex and on SIGHUP, and shuts down
+gracefully on SIGINT or SIGTERM. Listening starts at once; /readyz answers
+200 once an index is open. Binding a non-loopback address requires a token
+(--auth-token or LOGDEX_TOKEN), then sent as "Authorization: Bearer TOKEN".
+
+Flags:
+`
+
+type serveFlags struct {
+	addr, index, token                       string
+	reindex, timeout, writeTimeout, cacheTTL time.Duration
+	shutdownTimeout, queueWait               time.Duration
+	maxSearches, maxQueued                   int
+	segMB                                    int64
+	quiet                                    bool
+}
+
+func (e *env) serve(args []string) int {
+	var sf serveFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.StringVar(&sf.addr, "addr", "127.0.0.1:7070", "listen address")
+	fs.StringVar(&sf.index, "index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
+	fs.StringVar(&sf.token, "auth-token", "", "bearer token required on /api and /metrics (default $LOGDEX_TOKEN)")
+	fs.DurationVar(&sf.reindex, "reindex", 30*time.Second, "re-index interval (0: only on SIGHUP)")
+	fs.DurationVar(&sf.timeout, "timeout", 30*time.Second, "longest /api/search")
+	fs.DurationVar(&sf.writeTimeout, "write-timeout", 30*time.Second, "longest a client may stall a response")
+	fs.DurationVar(&sf.cacheTTL, "cache-ttl", time.Second, "keep /api/search answers this long (0: no cache)")
+	fs.DurationVar(&sf.shutdownTimeout, "shutdown-timeout", 30*time.Second, "longest wait for in-flight requests on shutdown")
+	fs.DurationVar(&sf.queueWait, "queue-wait", time.Second, "longest a search waits for a slot before 503")
+	fs.IntVar(&sf.maxSearches, "max-searches", 2*runtime.GOMAXPROCS(0), "searches running at once")
+	fs.IntVar(&sf.maxQueued, "max-queued", 16*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
+	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
+	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	paths, err := interspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(paths) == 0 && sf.index == "" {
+		fs.Usage()
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return e.runServe(ctx, &sf, paths, hup)
+}
+
+// runServe serves until ctx ends (signals, or a test).
+func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup <-chan os.Signal) int {
+	fail := func(err error) int { fmt.Fprintln(e.stderr, "logdex:", err); return 2 }
+	if sf.token == "" {
+		sf.token = os.Getenv("LOGDEX_TOKEN")
+	}
+	if !isLoopback(sf.addr) && sf.token == "" {
+		return fail(fmt.Errorf("listening on %s (not loopback) requires --auth-token or LOGDEX_TOKEN", sf.addr))
+	}
+	dir, err := indexDir(sf.index, paths)
+	if err != nil {
+		return fail(err)
+	}
+	display := paths
+	if len(paths) == 0 { // --index alone: the roots it was built for
+		m, err := mmapstore.ReadManifest(dir)
+		if err != nil {
+			return fail(err)
+		}
+		for _, r := range m.Roots {
+			paths = append(paths, r.Abs)
+			display = append(display, r.Given)
+		}
+	}
+	log := newLogger(e.stderr, zerolog.InfoLevel)
+
+	// The first run shows progress as `logdex index` does; later ones
+	// run in the background quietly.
+	var first atomic.Bool
+	first.Store(true)
+	reindex := func(ctx context.Context) (server.ReindexResult, error) {
+		progress := first.Swap(false) && !sf.quiet
+		res, err := e.updateIndex(ctx, dir, paths, sf.segMB<<20, progress, zerolog.InfoLevel)
+		if err != nil {
+			return server.ReindexResult{}, err
+		}
+		return server.ReindexResult{Changed: res.Changed, Summary: summary(res)}, nil
+	}
+	opt := server.Options{
+		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
+		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
+		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
+	}
+	if sf.maxQueued == 0 {
+		opt.MaxQueued = -1 // the flag's 0 means none; Options' 0 means default
+	}
+	debugOptions(&opt)
+	srv, err := server.New(opt)
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", sf.addr)
+	if err != nil {
+		return fail(err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info().Str("addr", ln.Addr().String()).Int("pid", os.Getpid()).Msg("listening")
+	fmt.Fprintf(e.stdout, "http://%s/\n", ln.Addr())
+
+	shutdown := func() int {
+		log.Info().Msg("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), sf.shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn().Err(err).Msg("requests still running at the shutdown timeout were cut")
+		}
+		return 0
+	}
+
+	// Serve the existing index while it is brought up to date.
+	if _, err := os.Stat(dir); err == nil {
+		if _, err := srv.Reload(); err != nil && !errors.Is(err, mmapstore.ErrNoIndex) {
+			log.Warn().Err(err).Msg("existing index unreadable; rebuilding")
+		}
+	}
+	if err := srv.ReindexNow(ctx); err != nil {
+		if ctx.Err() != nil {
+			return shutdown()
+		}
+		if _, ok := srv.Ready(); !ok {
+			shutdown()
+			return fail(err)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return shutdown()
+		case <-hup:
+			log.Info().Msg("SIGHUP: re-indexing")
+			srv.TriggerReindex()
+		case err := <-serveErr:
+			if errors.Is(err, http.ErrServerClosed) {
+				return 0
+			}
+			log.Error().Err(err).Msg("server stopped")
+			shutdown()
+			return 2
+		}
+	}
+}
+
+// isLoopback reports whether addr binds only the loopback interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// debugOptions reads undocumented tuning knobs, for measurements:
+// LOGDEX_DEBUG_COPY_BUFFER=N replaces sendfile by an N-byte read/write loop,
+// LOGDEX_SENDFILE_CHUNK=N sets the bytes per sendfile call,
+// LOGDEX_SNDBUF=N sets SO_SNDBUF on accepted connections.
+func debugOptions(o *server.Options) {
+	num := func(name string) int64 {
+		n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+		return n
+	}
+	o.DebugCopyBuffer = int(num("LOGDEX_DEBUG_COPY_BUFFER"))
+	o.SendfileChunk = num("LOGDEX_SENDFILE_CHUNK")
+	o.SocketSendBuffer = int(num("LOGDEX_SNDBUF"))
+}

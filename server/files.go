@@ -1,0 +1,182 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/logdex/logdex/query"
+)
+
+// fileJSON is one entry of /api/files.
+type fileJSON struct {
+	ID           uint64    `json:"id"`
+	Path         string    `json:"path"`
+	Size         int64     `json:"size"`          // when last indexed
+	Lines        int64     `json:"lines"`         // complete lines indexed
+	IndexedBytes int64     `json:"indexed_bytes"` // prefix covered by the index
+	MTime        time.Time `json:"mtime"`
+}
+
+func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
+	sn := s.acquire()
+	if sn == nil {
+		unavailable(w, 5, "index not ready")
+		return
+	}
+	defer sn.unref()
+	files := sn.s.Files()
+	out := struct {
+		Files []fileJSON `json:"files"`
+	}{Files: make([]fileJSON, 0, len(files))}
+	for _, f := range files {
+		out.Files = append(out.Files, fileJSON{
+			ID: f.ID, Path: f.Path, Size: f.Rec.Size, Lines: f.Rec.Lines, IndexedBytes: f.Rec.Indexed,
+			MTime: time.Unix(0, f.Rec.MTime).UTC(),
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// fileByParam resolves {id}. Files are addressed only by their id in the
+// index's file table; nothing in the request is ever used as a path.
+func fileByParam(sn *snapshot, r *http.Request) (*query.File, *statusError) {
+	id, err := strconv.ParseUint(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		return nil, notFound("no such file id")
+	}
+	f, ok := sn.s.FileByID(id)
+	if !ok {
+		return nil, notFound("no such file id")
+	}
+	return f, nil
+}
+
+// openError answers a file that cannot be opened without telling where it
+// is or why in detail (the log has that).
+func (s *Server) openError(w http.ResponseWriter, r *http.Request, f *query.File, err error) {
+	if errors.Is(err, os.ErrNotExist) {
+		writeError(w, http.StatusGone, "file deleted since indexing")
+		return
+	}
+	s.log.Warn().Err(err).Str("rid", requestID(r.Context())).Uint64("file_id", f.ID).Msg("cannot open log file")
+	writeError(w, http.StatusForbidden, "file cannot be opened")
+}
+
+// handleContent serves a file's bytes (whole, or the Range asked) with
+// http.ServeContent on the *os.File, which reaches sendfile for one range;
+// or, with ?line=N, the lines around N as JSON.
+func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
+	sn := s.acquire()
+	if sn == nil {
+		unavailable(w, 5, "index not ready")
+		return
+	}
+	defer sn.unref()
+	f, e := fileByParam(sn, r)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if r.URL.Query().Has("line") {
+		s.fileLines(w, r, sn, f)
+		return
+	}
+	fh, err := sn.s.OpenFile(f)
+	if err != nil {
+		s.openError(w, r, f, err)
+		return
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		s.openError(w, r, f, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	// Logs hold whatever was logged (<script> included): never let a
+	// browser run or sniff it.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": path.Base(f.Path)}))
+	h.Set("ETag", etag(st))
+	http.ServeContent(w, r, "", st.ModTime(), fh)
+}
+
+// etag names the file's current version: device, inode, size and mtime.
+func etag(st os.FileInfo) string {
+	var dev, ino uint64
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		dev, ino = uint64(sys.Dev), sys.Ino
+	}
+	return fmt.Sprintf(`"%x-%x-%x-%x"`, dev, ino, st.Size(), st.ModTime().UnixNano())
+}
+
+// fileLines answers ?line=N&before=B&after=A through the offset index.
+func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
+	v := r.URL.Query()
+	line, err := strconv.ParseInt(v.Get("line"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "line: not a number")
+		return
+	}
+	if line < 1 {
+		writeError(w, http.StatusUnprocessableEntity, "line must be at least 1")
+		return
+	}
+	before, e := intParam(v, "before", 0, 0, maxLinesAround)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	after, e := intParam(v, "after", 0, 0, maxLinesAround)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	out := struct {
+		FileID     uint64     `json:"file_id"`
+		Path       string     `json:"path"`
+		Lines      []lineJSON `json:"lines"`
+		First      int64      `json:"first,omitempty"`
+		Last       int64      `json:"last,omitempty"`
+		TotalLines *int64     `json:"total_lines,omitempty"`
+	}{FileID: f.ID, Path: f.Path, Lines: []lineJSON{}}
+	// Open first: a deleted or escaping file is answered as such, and the
+	// line count is known when the file is exactly what was indexed.
+	fh, err := sn.s.OpenFile(f)
+	if err != nil {
+		s.openError(w, r, f, err)
+		return
+	}
+	if st, err := fh.Stat(); err == nil && st.Size() == f.Rec.Indexed && st.Size() == f.Rec.Size {
+		n := f.Rec.Lines
+		out.TotalLines = &n
+	}
+	fh.Close()
+	err = sn.s.ReadLines(r.Context(), f, line-int64(before), line+int64(after), func(l query.Line) error {
+		off := l.Offset
+		lj := lineJSON{Line: l.No, Offset: &off}
+		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+		out.Lines = append(out.Lines, lj)
+		return nil
+	})
+	if err != nil {
+		if r.Context().Err() == nil {
+			s.openError(w, r, f, err)
+		}
+		return
+	}
+	if n := len(out.Lines); n > 0 {
+		out.First, out.Last = out.Lines[0].Line, out.Lines[n-1].Line
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,193 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// expectedRaw is what /api/search/raw must send for a query: each hit's
+// line with its '\n' from the file, in order.
+func expectedRaw(t *testing.T, ts *testServer, params string) []byte {
+	t.Helper()
+	sr := ts.search(t, params+"&limit=10000")
+	if sr.NextCursor != nil {
+		t.Fatal("too many hits for the test")
+	}
+	var want []byte
+	for _, h := range sr.Hits {
+		b := ts.fx.fileBytes(t, h.Path)
+		want = append(want, b[h.Offset:min(h.Offset+h.Length+1, int64(len(b)))]...)
+	}
+	return want
+}
+
+func TestRawEqualsHits(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	for _, params := range []string{
+		"q=error", "q=" + url.QueryEscape(`"connection lost" OR broken`), "q=no+newline&mode=literal",
+		"q=" + url.QueryEscape(`\r$`) + "&mode=regex", "q=GET&case=sensitive", "q=zzzznothing",
+	} {
+		t.Run(params, func(t *testing.T) {
+			want := expectedRaw(t, ts, params)
+			r := ts.get(t, "/api/search/raw?"+params)
+			if r.code != http.StatusOK {
+				t.Fatalf("%d %s", r.code, r.body)
+			}
+			if !bytes.Equal(r.body, want) {
+				t.Fatalf("raw body (%d bytes) differs from the hits' lines (%d bytes)", len(r.body), len(want))
+			}
+			if r.header.Get("Content-Length") != strconv.Itoa(len(want)) || r.header.Get("Content-Type") != "text/plain; charset=utf-8" {
+				t.Fatalf("headers %v", r.header)
+			}
+		})
+	}
+}
+
+// allFiles concatenates the fixture's files in display-path order.
+func allFiles(t *testing.T, fx *fixture) ([]byte, int) {
+	var names []string
+	filepath.WalkDir(fx.logs, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	var all []byte
+	n := 0
+	for _, p := range names {
+		b, _ := os.ReadFile(p)
+		if len(b) > 0 {
+			n++
+		}
+		all = append(all, b...)
+	}
+	return all, n
+}
+
+// metricValue scrapes one sample from /metrics.
+func (ts *testServer) metricValue(t *testing.T, name string) float64 {
+	t.Helper()
+	r := ts.get(t, "/metrics")
+	for _, l := range strings.Split(string(r.body), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// TestRawCoalesces matches every line: each file must go out as one range,
+// one sendfile call (files are far below SendfileChunk).
+func TestRawCoalesces(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	all, nfiles := allFiles(t, fx)
+	calls0 := ts.metricValue(t, "logdex_sendfile_calls_total")
+	bytes0 := ts.metricValue(t, "logdex_sendfile_bytes_total")
+	r := ts.get(t, "/api/search/raw?mode=regex&q=%5E")
+	if !bytes.Equal(r.body, all) {
+		t.Fatalf("raw of every line (%d bytes) is not the files' concatenation (%d bytes)", len(r.body), len(all))
+	}
+	calls := ts.metricValue(t, "logdex_sendfile_calls_total") - calls0
+	sent := ts.metricValue(t, "logdex_sendfile_bytes_total") - bytes0
+	if int(calls) != nfiles || int(sent) != len(all) {
+		t.Fatalf("%v sendfile calls for %d files, %v bytes for %d", calls, nfiles, sent, len(all))
+	}
+}
+
+// TestRawStreamingFraming forces the streaming mode: no Content-Length,
+// the connection closes at the end, same bytes.
+func TestRawStreamingFraming(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	ts.rawBuffer.ranges = 1
+	all, _ := allFiles(t, fx)
+	resp, err := ts.ts.Client().Get(ts.ts.URL + "/api/search/raw?mode=regex&q=%5E")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ContentLength != -1 || len(resp.TransferEncoding) != 0 || !resp.Close {
+		t.Fatalf("framing: length %d, transfer-encoding %v, close %v", resp.ContentLength, resp.TransferEncoding, resp.Close)
+	}
+	if !bytes.Equal(body, all) {
+		t.Fatalf("streamed %d bytes, want %d", len(body), len(all))
+	}
+	if exp := expectedRaw(t, ts, "q=error"); !bytes.Equal(ts.get(t, "/api/search/raw?q=error").body, exp) {
+		t.Fatal("streamed raw of q=error differs")
+	}
+}
+
+// TestRawFileTruncatedDuringSend truncates a file after its ranges were
+// found: the response is cut (the client sees an error, not a short body
+// passing for complete) and the server keeps serving.
+func TestRawFileTruncatedDuringSend(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fx := newFixture(t)
+		ts := newTestServer(t, fx)
+		if stream {
+			ts.rawBuffer.ranges = 1
+		}
+		ts.hookRawSend = func() {
+			if err := os.Truncate(filepath.Join(fx.logs, "app/api.log"), 100); err != nil {
+				t.Error(err)
+			}
+		}
+		resp, err := ts.ts.Client().Get(ts.ts.URL + "/api/search/raw?q=error")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !stream && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("buffered: read error %v, want unexpected EOF", err)
+		}
+		ts.hookRawSend = nil
+		if r := ts.get(t, "/healthz"); r.code != http.StatusOK {
+			t.Fatalf("healthz after a cut response: %d", r.code)
+		}
+		// Hits now come from what is left, with a warning.
+		sr := ts.search(t, "q=error")
+		if len(sr.Warnings) == 0 || !strings.Contains(sr.Warnings[0], "logs/app/api.log") {
+			t.Fatalf("warnings %v", sr.Warnings)
+		}
+		if r := ts.get(t, "/api/search/raw?q=error"); r.code != http.StatusOK || !bytes.Equal(r.body, expectedRaw(t, ts, "q=error")) {
+			t.Fatalf("raw after truncation: %d", r.code)
+		}
+	}
+}
+
+func TestRawHead(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	want := expectedRaw(t, ts, "q=error")
+	req, _ := http.NewRequest(http.MethodHead, ts.ts.URL+"/api/search/raw?q=error", nil)
+	sent0 := ts.metricValue(t, "logdex_sendfile_bytes_total")
+	r := do(t, ts.ts.Client(), req)
+	if r.code != 200 || len(r.body) != 0 || r.header.Get("Content-Length") != strconv.Itoa(len(want)) {
+		t.Fatalf("HEAD: %d %v", r.code, r.header)
+	}
+	if ts.metricValue(t, "logdex_sendfile_bytes_total") != sent0 {
+		t.Fatal("HEAD read the file")
+	}
+}

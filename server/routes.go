@@ -1,0 +1,56 @@
+package server
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// routes builds the router. No middleware here may wrap the
+// ResponseWriter except observe's respWriter (see writer.go), and nothing
+// compresses: both would turn sendfile into a copy loop.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.observe, s.auth, middleware.GetHead)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "not found") })
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+	})
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+
+	r.Route("/api", func(r chi.Router) {
+		r.Get("/search", s.handleSearch)
+		r.Get("/search/raw", s.handleRaw)
+		r.Get("/files", s.handleFiles)
+		r.Get("/files/{id}/content", s.handleContent)
+		r.Get("/status", s.handleStatus)
+	})
+
+	ui := s.opt.UI
+	if ui == nil {
+		ui = placeholderUI
+	}
+	assets := http.FileServerFS(ui)
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		http.ServeFileFS(w, r, ui, "index.html")
+	})
+	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		assets.ServeHTTP(w, r)
+	})
+	return r
+}
+
+// placeholderUI stands in until the web package provides the real UI.
+//
+//go:embed placeholder/index.html
+var placeholderFiles embed.FS
+
+var placeholderUI, _ = fs.Sub(placeholderFiles, "placeholder")

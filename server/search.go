@@ -1,0 +1,352 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/logdex/logdex/query"
+)
+
+// searchParams are the parameters shared by /api/search and /api/search/raw.
+type searchParams struct {
+	q       string
+	mode    query.Mode
+	fold    bool
+	limit   int
+	cursor  *query.Cursor
+	context int
+}
+
+// parseSearch reads q, mode and case (and, unless raw, limit, cursor and
+// context) and compiles the query.
+func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statusError) {
+	v := r.URL.Query()
+	p := &searchParams{q: v.Get("q")}
+	if len(v["q"]) > 1 {
+		return nil, nil, badRequest("give q once (the query language has OR)")
+	}
+	if p.q == "" {
+		pos := 0
+		return nil, nil, &statusError{code: http.StatusBadRequest, msg: "missing query (q)", pos: &pos}
+	}
+	if len(p.q) > maxQueryBytes {
+		return nil, nil, &statusError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("query longer than %d bytes", maxQueryBytes)}
+	}
+	var err error
+	if p.mode, err = query.ParseMode(v.Get("mode")); err != nil {
+		return nil, nil, badRequest(err.Error())
+	}
+	switch v.Get("case") {
+	case "":
+		p.fold = p.mode == query.ModeQuery
+	case "insensitive":
+		p.fold = true
+	case "sensitive":
+	default:
+		return nil, nil, badRequest("case must be sensitive or insensitive")
+	}
+	if !raw {
+		var e *statusError
+		if p.limit, e = intParam(v, "limit", defaultLimit, 0, maxLimit); e != nil {
+			return nil, nil, e
+		}
+		if p.context, e = intParam(v, "context", 0, 0, maxContext); e != nil {
+			return nil, nil, e
+		}
+		if c := v.Get("cursor"); c != "" {
+			if p.cursor, err = query.DecodeCursor(c); err != nil {
+				return nil, nil, badRequest("invalid cursor")
+			}
+		}
+	}
+	q, err := query.Compile([]string{p.q}, p.mode, p.fold)
+	if err != nil {
+		return nil, nil, queryError(err)
+	}
+	return p, q, nil
+}
+
+func (p *searchParams) caseName() string {
+	if p.fold {
+		return "insensitive"
+	}
+	return "sensitive"
+}
+
+func (p *searchParams) key(seq uint64) string {
+	c := ""
+	if p.cursor != nil {
+		c = p.cursor.Encode()
+	}
+	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, p.q)
+}
+
+// hitJSON is one hit of /api/search.
+type hitJSON struct {
+	FileID     uint64     `json:"file_id"`
+	Path       string     `json:"path"`
+	Line       int64      `json:"line"`
+	Offset     int64      `json:"offset"`
+	Length     int64      `json:"length"`
+	Text       string     `json:"text"`
+	TextB64    string     `json:"text_b64,omitempty"`
+	Truncated  bool       `json:"truncated,omitempty"`
+	Highlights [][2]int   `json:"highlights"`
+	Before     []lineJSON `json:"before,omitempty"`
+	After      []lineJSON `json:"after,omitempty"`
+}
+
+// lineJSON is a line of context or of a file excerpt.
+type lineJSON struct {
+	Line      int64  `json:"line"`
+	Offset    *int64 `json:"offset,omitempty"`
+	Text      string `json:"text"`
+	TextB64   string `json:"text_b64,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// lineText renders a line for JSON: cut at maxLineBytes; the exact bytes
+// in base64 too when they are not valid UTF-8 (JSON would replace them).
+func lineText(b []byte) (text, b64 string, truncated bool) {
+	if len(b) > maxLineBytes {
+		b, truncated = b[:maxLineBytes], true
+	}
+	if !utf8.Valid(b) {
+		b64 = base64.StdEncoding.EncodeToString(b)
+	}
+	return string(b), b64, truncated
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	p, q, perr := parseSearch(r, false)
+	if perr != nil {
+		writeStatusError(w, perr)
+		return
+	}
+	sn := s.acquire()
+	if sn == nil {
+		unavailable(w, 5, "index not ready")
+		return
+	}
+	defer sn.unref()
+
+	key := p.key(sn.seq)
+	body, lead := s.cache.get(r.Context(), key)
+	if body != nil {
+		s.metrics.cacheHits.Inc()
+		writeBody(w, body, "hit")
+		return
+	}
+	var cacheBody []byte
+	defer func() { s.cache.finish(key, lead, cacheBody) }()
+
+	release, ok := s.limiter.acquire(r.Context())
+	if !ok {
+		s.metrics.rejected.Inc()
+		unavailable(w, 1, "too many searches; retry shortly")
+		return
+	}
+	defer release()
+	if s.hookSearch != nil {
+		s.hookSearch()
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
+	defer cancel()
+
+	out := &jsonOut{w: w}
+	st, err := s.searchJSON(ctx, sn, q, p, out, start)
+	s.metrics.observeSearch("search", st, time.Since(start))
+	if err != nil {
+		if out.committed {
+			s.log.Warn().Err(err).Str("rid", requestID(r.Context())).Msg("search failed after the response began")
+			panic(http.ErrAbortHandler)
+		}
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
+		case r.Context().Err() != nil:
+			// The client left; nobody reads the answer.
+		default:
+			s.log.Error().Err(err).Str("rid", requestID(r.Context())).Msg("search failed")
+			writeError(w, http.StatusInternalServerError, "search failed")
+		}
+		return
+	}
+	if err := out.finish(); err == nil && lead != nil && !out.committed {
+		cacheBody = out.buf.Bytes()
+	}
+}
+
+// writeBody sends a rendered JSON body.
+func writeBody(w http.ResponseWriter, body []byte, cacheState string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Logdex-Cache", cacheState)
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// searchJSON runs the search and renders the response into out, hits as
+// they arrive.
+func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p *searchParams, out *jsonOut, start time.Time) (*query.Stats, error) {
+	out.writeString(`{"query":`)
+	out.json(p.q)
+	fmt.Fprintf(out, `,"mode":%q,"case":%q,"hits":[`, p.mode.String(), p.caseName())
+	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true}
+	var last query.Cursor
+	n := 0
+	var fn func(*query.Hit) error
+	if p.limit > 0 {
+		fn = func(h *query.Hit) error {
+			if n > 0 {
+				out.writeByte(',')
+			}
+			n++
+			last = query.Cursor{Path: h.File.Path, Line: h.Line}
+			hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length}
+			hj.Text, hj.TextB64, hj.Truncated = lineText(h.Text)
+			hj.Highlights = clipRanges(q.Highlights(h.Text), len(hj.Text))
+			if p.context > 0 {
+				s.contextLines(ctx, sn, h, p.context, &hj)
+			}
+			out.json(hj)
+			return out.err
+		}
+	}
+	st, err := sn.s.Search(ctx, q, opt, fn)
+	if err != nil {
+		return st, err
+	}
+	if out.err != nil {
+		return st, out.err
+	}
+	fmt.Fprintf(out, `],"total":%d,"took_ms":%.3f,"next_cursor":`, st.Total, float64(time.Since(start).Microseconds())/1000)
+	if st.Truncated && n > 0 && n == p.limit {
+		out.json(last.Encode())
+	} else {
+		out.writeString("null")
+	}
+	fmt.Fprintf(out, `,"stats":{"candidates":%d,"verified":%d,"segments":%d,"scanned_bytes":%d},"warnings":`,
+		st.Candidates, st.Verified, st.Segments, st.Scanned)
+	out.json(s.warnings(sn, st))
+	out.writeString("}\n")
+	return st, out.err
+}
+
+// warnings lists what the answer may miss: files changed since indexing
+// and damaged segments.
+func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
+	ws := []string{}
+	if st != nil {
+		ws = append(ws, st.Warnings...)
+	}
+	if n := len(sn.ix.Damaged); n > 0 {
+		ws = append(ws, fmt.Sprintf("%d index segment(s) damaged; their lines are missing until the next re-index", n))
+	}
+	return ws
+}
+
+// contextLines fills before/after through the offset index. A file that
+// cannot be read any more just gets no context (the hit's own warning says
+// why).
+func (s *Server) contextLines(ctx context.Context, sn *snapshot, h *query.Hit, n int, hj *hitJSON) {
+	sn.s.ReadLines(ctx, h.File, h.Line-int64(n), h.Line+int64(n), func(l query.Line) error {
+		if l.No == h.Line {
+			return nil
+		}
+		lj := lineJSON{Line: l.No}
+		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+		if l.No < h.Line {
+			hj.Before = append(hj.Before, lj)
+		} else {
+			hj.After = append(hj.After, lj)
+		}
+		return nil
+	})
+}
+
+// clipRanges keeps highlight ranges inside the first n bytes.
+func clipRanges(rs [][2]int, n int) [][2]int {
+	out := make([][2]int, 0, len(rs))
+	for _, r := range rs {
+		if r[0] >= n {
+			continue
+		}
+		out = append(out, [2]int{r[0], min(r[1], n)})
+	}
+	return out
+}
+
+// jsonOut buffers a response up to spillBytes so that small answers get a
+// Content-Length and a proper status if the search fails; past that it
+// commits a 200 and streams (memory stays bounded), and a later failure
+// aborts the connection so the truncated JSON cannot pass for complete.
+type jsonOut struct {
+	w         http.ResponseWriter
+	buf       bytes.Buffer
+	bw        *bufio.Writer
+	committed bool
+	err       error
+}
+
+func (o *jsonOut) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	if o.committed {
+		_, o.err = o.bw.Write(p)
+		return len(p), o.err
+	}
+	o.buf.Write(p)
+	if o.buf.Len() > spillBytes {
+		o.commit()
+	}
+	return len(p), o.err
+}
+
+func (o *jsonOut) writeString(s string) { o.Write([]byte(s)) }
+func (o *jsonOut) writeByte(c byte)     { o.Write([]byte{c}) }
+
+func (o *jsonOut) json(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.Write(b)
+}
+
+func (o *jsonOut) commit() {
+	h := o.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	o.w.WriteHeader(http.StatusOK)
+	o.bw = bufio.NewWriterSize(o.w, 64<<10)
+	o.committed = true
+	_, o.err = o.bw.Write(o.buf.Bytes())
+	o.buf = bytes.Buffer{}
+}
+
+// finish sends what is buffered.
+func (o *jsonOut) finish() error {
+	if o.err != nil {
+		return o.err
+	}
+	if o.committed {
+		return o.bw.Flush()
+	}
+	writeBody(o.w, o.buf.Bytes(), "miss")
+	return nil
+}

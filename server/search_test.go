@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/query"
+)
+
+// TestSearchMatchesSearcher checks /api/search against the searcher itself
+// and the bytes of the files: every hit's text is the file's bytes at its
+// offset, highlights are those of the query, total is exact.
+func TestSearchMatchesSearcher(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	for _, tc := range []struct {
+		q, mode, cs string
+		fold        bool // expected
+	}{
+		{"error", "", "", true},
+		{"error", "query", "sensitive", false},
+		{"ERROR", "literal", "", false},
+		{"error", "literal", "insensitive", true},
+		{`time(out|d out)`, "regex", "", false},
+		{`timeout OR "connection reset"`, "query", "", true},
+		{"Straße", "literal", "", false},
+		{"no newline", "literal", "", false},
+		{"<script>", "literal", "", false},
+	} {
+		t.Run(tc.mode+":"+tc.q, func(t *testing.T) {
+			v := url.Values{"q": {tc.q}, "limit": {"10000"}}
+			if tc.mode != "" {
+				v.Set("mode", tc.mode)
+			}
+			if tc.cs != "" {
+				v.Set("case", tc.cs)
+			}
+			got := ts.search(t, v.Encode())
+			mode, _ := query.ParseMode(tc.mode)
+			if got.Mode != mode.String() || got.Case != map[bool]string{true: "insensitive", false: "sensitive"}[tc.fold] {
+				t.Errorf("mode %q case %q", got.Mode, got.Case)
+			}
+			q, err := query.Compile([]string{tc.q}, mode, tc.fold)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sn := ts.acquire()
+			defer sn.unref()
+			var want []hitJSON
+			st, err := sn.s.Search(context.Background(), q, query.Options{Text: true}, func(h *query.Hit) error {
+				want = append(want, hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length,
+					Text: string(h.Text), Highlights: clipRanges(q.Highlights(h.Text), len(h.Text))})
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Fatalf("fixture has no hit for %q", tc.q)
+			}
+			if got.Total != st.Total || len(got.Hits) != len(want) {
+				t.Fatalf("total %d hits %d, want %d and %d", got.Total, len(got.Hits), st.Total, len(want))
+			}
+			for i := range want {
+				if !reflect.DeepEqual(got.Hits[i], want[i]) {
+					t.Fatalf("hit %d:\n got %+v\nwant %+v", i, got.Hits[i], want[i])
+				}
+				h := got.Hits[i]
+				b := fx.fileBytes(t, h.Path)
+				if string(b[h.Offset:h.Offset+h.Length]) != h.Text {
+					t.Fatalf("hit %d: text differs from the file at its offset", i)
+				}
+				for _, r := range h.Highlights {
+					if r[0] < 0 || r[1] > len(h.Text) || r[0] >= r[1] {
+						t.Fatalf("hit %d: bad highlight %v", i, r)
+					}
+				}
+			}
+			if got.NextCursor != nil || got.Warnings == nil || len(got.Warnings) != 0 {
+				t.Errorf("next_cursor %v warnings %v", got.NextCursor, got.Warnings)
+			}
+		})
+	}
+}
+
+func TestSearchContext(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	got := ts.search(t, "q=connection+lost&context=2")
+	if len(got.Hits) != 1 {
+		t.Fatalf("%d hits", len(got.Hits))
+	}
+	h := got.Hits[0]
+	lines := strings.Split(string(fx.fileBytes(t, h.Path)), "\n")
+	if len(h.Before) != 2 || len(h.After) != 1 { // the file ends one line later
+		t.Fatalf("before %v after %v", h.Before, h.After)
+	}
+	for _, l := range append(h.Before, h.After...) {
+		if l.Text != lines[l.Line-1] {
+			t.Errorf("line %d: %q, want %q", l.Line, l.Text, lines[l.Line-1])
+		}
+	}
+	if h.Before[0].Line != h.Line-2 || h.After[0].Line != h.Line+1 {
+		t.Errorf("context lines %d.., %d", h.Before[0].Line, h.After[0].Line)
+	}
+}
+
+// TestPagingExactlyOnce pages through results with small limits: the pages
+// together are exactly one big answer, each hit once.
+func TestPagingExactlyOnce(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	for _, q := range []string{"q=error", "q=GET", "q=a&mode=literal", "q=INFO"} {
+		all := ts.search(t, q+"&limit=10000")
+		if all.NextCursor != nil || int64(len(all.Hits)) != all.Total {
+			t.Fatalf("%s: big request not complete", q)
+		}
+		for _, limit := range []int{1, 7, 50} {
+			var pages []hitJSON
+			cursor := ""
+			remaining := all.Total
+			for n := 0; ; n++ {
+				p := ts.search(t, fmt.Sprintf("%s&limit=%d&cursor=%s", q, limit, url.QueryEscape(cursor)))
+				if p.Total != remaining {
+					t.Fatalf("%s limit %d page %d: total %d, want %d hits after the cursor", q, limit, n, p.Total, remaining)
+				}
+				pages = append(pages, p.Hits...)
+				remaining -= int64(len(p.Hits))
+				if p.NextCursor == nil {
+					break
+				}
+				if len(p.Hits) != limit {
+					t.Fatalf("short page with a next cursor")
+				}
+				cursor = *p.NextCursor
+			}
+			if !reflect.DeepEqual(pages, all.Hits) {
+				t.Fatalf("%s limit %d: %d paged hits differ from the %d of one request", q, limit, len(pages), len(all.Hits))
+			}
+		}
+	}
+}
+
+func TestSearchBadRequests(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	long := strings.Repeat("a", maxQueryBytes+1)
+	pos := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		name, params string
+		code         int
+		pos          *int
+		searchOnly   bool // raw takes no limit, cursor or context
+	}{
+		{"missing q", "", 400, pos(0), false},
+		{"unclosed phrase", `q="abc`, 400, pos(0), false},
+		{"unclosed paren", `q=` + url.QueryEscape("error AND (timeout"), 400, pos(10), false},
+		{"bad regex", "mode=regex&q=" + url.QueryEscape("a(b"), 400, pos(0), false},
+		{"bad inline regex", "q=" + url.QueryEscape("x /a[/"), 400, pos(4), false},
+		{"unknown mode", "q=a&mode=fuzzy", 400, nil, false},
+		{"bad case", "q=a&case=upper", 400, nil, false},
+		{"limit not a number", "q=a&limit=ten", 400, nil, true},
+		{"limit too big", "q=a&limit=10001", 422, nil, true},
+		{"negative limit", "q=a&limit=-1", 422, nil, true},
+		{"context too big", "q=a&context=51", 422, nil, true},
+		{"bad cursor", "q=a&cursor=%21%21", 400, nil, true},
+		{"q twice", "q=a&q=b", 400, nil, false},
+		{"q too long", "q=" + long, 413, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eps := []string{"/api/search?", "/api/search/raw?"}
+			if tc.searchOnly {
+				eps = eps[:1]
+			}
+			for _, ep := range eps {
+				r := ts.get(t, ep+tc.params)
+				if r.code != tc.code {
+					t.Fatalf("%s%s: %d %s, want %d", ep, tc.params, r.code, r.body, tc.code)
+				}
+				var e apiError
+				r.json(t, &e)
+				if e.Error == "" {
+					t.Fatalf("no message: %s", r.body)
+				}
+				if tc.pos != nil && (e.Position == nil || *e.Position != *tc.pos) {
+					t.Fatalf("%s: position %v, want %d (%s)", ep, e.Position, *tc.pos, r.body)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchCountOnlyAndInvalidUTF8(t *testing.T) {
+	fx := newFixture(t)
+	writeFile(t, fx.logs+"/special/latin1.log", "caf\xe9 au lait marker\nplain marker line\n")
+	fx.reindex(t)
+	ts := newTestServer(t, fx)
+	got := ts.search(t, "q=marker")
+	if got.Total != 2 || len(got.Hits) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	h := got.Hits[0]
+	if h.TextB64 == "" || h.Text != "caf\ufffd au lait marker" || h.Highlights[0] != [2]int{13, 19} {
+		t.Fatalf("invalid UTF-8 line: %+v", h)
+	}
+	if got.Hits[1].TextB64 != "" {
+		t.Fatalf("valid line got text_b64")
+	}
+	c := ts.search(t, "q=marker&limit=0")
+	if c.Total != 2 || len(c.Hits) != 0 || c.Hits == nil {
+		t.Fatalf("count only: %+v", c)
+	}
+}
+
+func TestSearchCache(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx, func(o *Options) { o.CacheTTL, o.Reindex = -1, fx.reindexFunc() })
+	r1 := ts.get(t, "/api/search?q=error")
+	r2 := ts.get(t, "/api/search?q=error")
+	if r1.header.Get("X-Logdex-Cache") != "miss" || r2.header.Get("X-Logdex-Cache") != "hit" || string(r1.body) != string(r2.body) {
+		t.Fatalf("cache: %q %q", r1.header.Get("X-Logdex-Cache"), r2.header.Get("X-Logdex-Cache"))
+	}
+	// A new snapshot is a new key.
+	writeFile(t, fx.logs+"/new.log", "error in a new file\n")
+	if err := ts.ReindexNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r3 := ts.get(t, "/api/search?q=error")
+	if r3.header.Get("X-Logdex-Cache") != "miss" || string(r3.body) == string(r1.body) {
+		t.Fatalf("stale cache after re-index: %q\n%s\n%s", r3.header.Get("X-Logdex-Cache"), r1.body[:200], r3.body[:200])
+	}
+	if r := ts.get(t, "/api/search?q=error"); r.code != http.StatusOK || r.header.Get("X-Logdex-Cache") != "hit" {
+		t.Fatalf("second request after re-index: %d %q", r.code, r.header.Get("X-Logdex-Cache"))
+	}
+}

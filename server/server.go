@@ -1,0 +1,262 @@
+// Package server owns logdex's HTTP service: the JSON search API, raw
+// streaming of matched lines and of whole log files (by sendfile), the file
+// table, status, health and Prometheus metrics, and the web UI's static
+// files. It serves one index snapshot at a time and swaps to a new one
+// atomically after a re-index; building the index is the caller's job (a
+// Reindex func), so this package depends on query and mmapstore only.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// ReindexResult is what a Reindex func reports.
+type ReindexResult struct {
+	Changed bool   // a new manifest was published
+	Summary string // one line for the status page and the log
+}
+
+// Options configure a Server. Zero values take the defaults noted.
+type Options struct {
+	IndexDir string   // index directory to open (required)
+	Display  []string // spelling of each root in paths (nil: as indexed)
+
+	// Reindex brings the index directory up to date; run every
+	// ReindexEvery (0: never on a timer) and on TriggerReindex. After it
+	// the server re-opens the directory if its manifest changed. nil: the
+	// server only re-opens (someone else indexes).
+	Reindex      func(ctx context.Context) (ReindexResult, error)
+	ReindexEvery time.Duration
+
+	// AuthToken, when set, is required as "Authorization: Bearer <token>"
+	// on /api/... and /metrics.
+	AuthToken string
+
+	MaxSearches   int           // searches running at once (2×GOMAXPROCS)
+	MaxQueued     int           // searches waiting for a slot (16×GOMAXPROCS); more get 503 at once
+	QueueWait     time.Duration // longest wait for a slot before 503 (1s)
+	SearchTimeout time.Duration // per /api/search request (30s)
+	CacheTTL      time.Duration // /api/search response cache; 0 disables, <0 default (1s)
+
+	ReadHeaderTimeout time.Duration // 10s
+	ReadTimeout       time.Duration // 30s (requests have no bodies)
+	// WriteTimeout bounds each write, not the response: streaming writers
+	// push the deadline forward as they make progress (30s).
+	WriteTimeout   time.Duration
+	IdleTimeout    time.Duration // keep-alive (120s)
+	MaxHeaderBytes int           // 16 KiB
+
+	// UI holds index.html and assets/...; nil serves a placeholder page.
+	UI fs.FS
+	// Warmup, when set, feeds the "warmup" object of /api/status.
+	Warmup func() any
+
+	Logger zerolog.Logger
+
+	// SendfileChunk is the most one sendfile call is asked to move; the
+	// write deadline is pushed forward between calls (4 MiB).
+	SendfileChunk int64
+	// SocketSendBuffer, when > 0, sets SO_SNDBUF on accepted connections.
+	SocketSendBuffer int
+	// DebugCopyBuffer > 0 replaces sendfile by a read/write loop with a
+	// buffer of this size (for measuring what sendfile saves).
+	DebugCopyBuffer int
+}
+
+func (o *Options) defaults() {
+	procs := runtime.GOMAXPROCS(0)
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if o.MaxSearches <= 0 {
+		o.MaxSearches = 2 * procs
+	}
+	if o.MaxQueued < 0 {
+		o.MaxQueued = 0
+	} else if o.MaxQueued == 0 {
+		o.MaxQueued = 16 * procs
+	}
+	set(&o.QueueWait, time.Second)
+	set(&o.SearchTimeout, 30*time.Second)
+	if o.CacheTTL < 0 {
+		o.CacheTTL = time.Second
+	}
+	set(&o.ReadHeaderTimeout, 10*time.Second)
+	set(&o.ReadTimeout, 30*time.Second)
+	set(&o.WriteTimeout, 30*time.Second)
+	set(&o.IdleTimeout, 120*time.Second)
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = 16 << 10
+	}
+	if o.SendfileChunk <= 0 {
+		o.SendfileChunk = 4 << 20
+	}
+}
+
+// Server is the HTTP service over the current index snapshot.
+type Server struct {
+	opt       Options
+	log       zerolog.Logger
+	tokenHash []byte // sha256 of AuthToken; nil: no auth
+	handler   http.Handler
+	metrics   *metrics
+	limiter   *limiter
+	cache     *cache
+	started   time.Time
+
+	cur      atomic.Pointer[snapshot]
+	seq      atomic.Uint64
+	reloadMu sync.Mutex
+	closed   bool // under reloadMu: no more snapshots
+	reindex  reindexState
+
+	httpSrv  *http.Server
+	loopStop context.CancelFunc
+	loopDone chan struct{}
+	trigger  chan struct{}
+
+	rawBuffer rawBufferLimits
+
+	// hookSearch, for tests, runs while a search holds its slot.
+	hookSearch func()
+	// hookRawSend, for tests, runs before the raw endpoint sends its ranges.
+	hookRawSend func()
+}
+
+// New prepares a server; it opens no index (Reload does) and starts
+// nothing (Serve does).
+func New(opt Options) (*Server, error) {
+	if opt.IndexDir == "" {
+		return nil, errors.New("server: no index directory")
+	}
+	opt.defaults()
+	s := &Server{
+		opt:       opt,
+		log:       opt.Logger,
+		limiter:   newLimiter(opt.MaxSearches, opt.MaxQueued, opt.QueueWait),
+		cache:     newCache(opt.CacheTTL, 32<<20),
+		started:   time.Now(),
+		trigger:   make(chan struct{}, 1),
+		rawBuffer: rawBufferLimits{ranges: rawBufferRanges, files: rawBufferFiles, wait: rawBufferTime},
+	}
+	if opt.AuthToken != "" {
+		h := sha256.Sum256([]byte(opt.AuthToken))
+		s.tokenHash = h[:]
+	}
+	s.metrics = newMetrics(s)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the server's whole HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve accepts connections on ln until Shutdown, and runs the re-index
+// loop meanwhile. It returns http.ErrServerClosed after Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.reloadMu.Lock()
+	if s.closed || s.httpSrv != nil {
+		s.reloadMu.Unlock()
+		return errors.New("server: Serve called twice or after Shutdown")
+	}
+	o := s.opt
+	s.httpSrv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    o.MaxHeaderBytes,
+		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.loopStop, s.loopDone = cancel, make(chan struct{})
+	s.reloadMu.Unlock()
+	go func() {
+		defer close(s.loopDone)
+		s.reindexLoop(ctx)
+	}()
+	if o.SocketSendBuffer > 0 {
+		ln = &sndbufListener{Listener: ln, size: o.SocketSendBuffer}
+	}
+	return s.httpSrv.Serve(ln)
+}
+
+// Shutdown stops accepting, lets in-flight requests finish (until ctx
+// ends, then closes their connections), stops the re-index loop and
+// closes the index once its last reader is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.reloadMu.Lock()
+	srv, stop, done := s.httpSrv, s.loopStop, s.loopDone
+	s.reloadMu.Unlock()
+	var err error
+	if srv != nil {
+		if err = srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+	}
+	if stop != nil {
+		stop()
+		<-done
+	}
+	s.reloadMu.Lock()
+	s.closed = true
+	old := s.cur.Swap(nil)
+	s.reloadMu.Unlock()
+	if old != nil {
+		old.unref()
+	}
+	return err
+}
+
+// Close is Shutdown without waiting for requests.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return s.Shutdown(ctx)
+}
+
+// sndbufListener sets SO_SNDBUF on each accepted connection and returns it
+// unwrapped: net/http reaches sendfile only through a *net.TCPConn.
+type sndbufListener struct {
+	net.Listener
+	size int
+}
+
+func (l *sndbufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(l.size)
+	}
+	return c, err
+}
+
+// zerologWriter routes net/http's own error log (TLS handshakes, panics in
+// its machinery, accept errors) into the structured log.
+type zerologWriter struct{ l zerolog.Logger }
+
+func (w zerologWriter) Write(p []byte) (int, error) {
+	msg := string(p)
+	if n := len(msg); n > 0 && msg[n-1] == '\n' {
+		msg = msg[:n-1]
+	}
+	w.l.Warn().Str("source", "net/http").Msg(msg)
+	return len(p), nil
+}
+
+func (s *Server) String() string { return fmt.Sprintf("logdex server on %s", s.opt.IndexDir) }

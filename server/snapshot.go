@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query"
+)
+
+// snapshot is one open index with its searcher. Requests hold a reference
+// for their whole duration (a raw download may outlive a re-index); the
+// last reference to a retired snapshot closes it. mmapstore.Index's own
+// Acquire cannot serve here: it refuses new readers once Close has begun,
+// and Searcher methods acquire internally.
+type snapshot struct {
+	ix     *mmapstore.Index
+	s      *query.Searcher
+	seq    uint64
+	opened time.Time
+	refs   atomic.Int64 // 1 for being current, +1 per request
+}
+
+func (sn *snapshot) tryRef() bool {
+	for {
+		n := sn.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if sn.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (sn *snapshot) unref() {
+	if sn.refs.Add(-1) == 0 {
+		sn.s.Close()
+		sn.ix.Close()
+	}
+}
+
+// acquire returns the current snapshot with a reference, or nil when no
+// index is open.
+func (s *Server) acquire() *snapshot {
+	for {
+		sn := s.cur.Load()
+		if sn == nil {
+			return nil
+		}
+		if sn.tryRef() {
+			return sn
+		}
+		// Retired between Load and tryRef: the next Load sees its successor.
+	}
+}
+
+// Reload opens the index directory and swaps to it when its manifest
+// generation differs from the one served (or none is served yet).
+func (s *Server) Reload() (bool, error) {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.closed {
+		return false, errors.New("server closed")
+	}
+	if cur := s.cur.Load(); cur != nil {
+		m, err := mmapstore.ReadManifest(s.opt.IndexDir)
+		if err != nil {
+			return false, err
+		}
+		if m.Generation == cur.ix.Manifest.Generation {
+			return false, nil
+		}
+	}
+	ix, err := mmapstore.Open(s.opt.IndexDir)
+	if err != nil {
+		return false, err
+	}
+	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
+	sn.refs.Store(1)
+	old := s.cur.Swap(sn)
+	if old != nil {
+		old.unref()
+	}
+	st := ix.Stats()
+	ev := s.log.Info().Uint64("generation", ix.Manifest.Generation).Int("files", st.Files).Int("segments", st.Segments).Int64("lines", st.Lines)
+	if len(ix.Damaged) > 0 {
+		ev = s.log.Warn().Uint64("generation", ix.Manifest.Generation).Int("damaged_segments", len(ix.Damaged))
+	}
+	ev.Msg("index opened")
+	return true, nil
+}
+
+// TriggerReindex asks the re-index loop for a run soon (SIGHUP). Requests
+// made while one is pending coalesce.
+func (s *Server) TriggerReindex() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) reindexLoop(ctx context.Context) {
+	var tick <-chan time.Time
+	if s.opt.ReindexEvery > 0 {
+		t := time.NewTicker(s.opt.ReindexEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case <-s.trigger:
+		}
+		s.ReindexNow(ctx)
+	}
+}
+
+// reindexState is what /api/status tells of re-indexing.
+type reindexState struct {
+	mu       sync.Mutex
+	running  bool
+	runs     int64
+	failures int64
+	last     *ReindexRun
+}
+
+// ReindexRun describes one re-index run.
+type ReindexRun struct {
+	Start    time.Time `json:"start"`
+	Duration float64   `json:"duration_ms"`
+	Result   string    `json:"result"` // "updated", "unchanged" or "error"
+	Error    string    `json:"error,omitempty"`
+	Summary  string    `json:"summary,omitempty"`
+}
+
+// ReindexNow runs the Reindex func (if any) and re-opens the index when
+// it changed. Runs are serialized.
+func (s *Server) ReindexNow(ctx context.Context) error {
+	s.reindex.mu.Lock()
+	if s.reindex.running {
+		s.reindex.mu.Unlock()
+		return nil
+	}
+	s.reindex.running = true
+	s.reindex.mu.Unlock()
+
+	t0 := time.Now()
+	run := &ReindexRun{Start: t0}
+	var err error
+	if s.opt.Reindex != nil {
+		var res ReindexResult
+		res, err = s.opt.Reindex(ctx)
+		run.Summary = res.Summary
+	}
+	changed := false
+	if err == nil {
+		changed, err = s.Reload()
+	}
+	run.Duration = float64(time.Since(t0).Microseconds()) / 1000
+	switch {
+	case err != nil:
+		run.Result, run.Error = "error", s.sanitize(err.Error())
+		s.log.Error().Err(err).Msg("re-index failed; still serving the previous snapshot")
+	case changed:
+		run.Result = "updated"
+	default:
+		run.Result = "unchanged"
+	}
+	if err == nil && run.Summary != "" {
+		s.log.Info().Str("result", run.Result).Float64("ms", run.Duration).Msg(run.Summary)
+	}
+	s.metrics.reindexRuns.WithLabelValues(run.Result).Inc()
+
+	s.reindex.mu.Lock()
+	s.reindex.running = false
+	s.reindex.runs++
+	if err != nil {
+		s.reindex.failures++
+	}
+	s.reindex.last = run
+	s.reindex.mu.Unlock()
+	return err
+}
+
+// sanitize keeps the index directory's location out of messages shown in
+// responses.
+func (s *Server) sanitize(msg string) string {
+	if s.opt.IndexDir != "" {
+		msg = strings.ReplaceAll(msg, s.opt.IndexDir+"/", "")
+		msg = strings.ReplaceAll(msg, s.opt.IndexDir, "<index>")
+	}
+	return msg
+}
+
+// Ready reports whether an index is open, and its manifest generation.
+func (s *Server) Ready() (generation uint64, ok bool) {
+	sn := s.acquire()
+	if sn == nil {
+		return 0, false
+	}
+	defer sn.unref()
+	return sn.ix.Manifest.Generation, true
+}

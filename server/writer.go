@@ -1,0 +1,161 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// respWriter is the one wrapper every response goes through: it records
+// status and bytes for the access log and metrics, and it keeps sendfile.
+// net/http sends a file with sendfile only when its own ReadFrom is reached
+// with an *os.File (or an io.LimitedReader around one); a wrapper without
+// ReadFrom turns every download into a read/write copy loop (MECHANICS.md).
+// So ReadFrom forwards to the inner writer, in chunks of SendfileChunk
+// bytes, pushing the write deadline forward before each chunk: the
+// server's WriteTimeout then bounds a stalled client, not a long download.
+type respWriter struct {
+	w   http.ResponseWriter
+	srv *Server
+
+	status      int
+	wroteHeader bool
+	flushed     bool  // header sent to the connection
+	bytes       int64 // body bytes, all paths
+	fileBytes   int64 // of which sent from files through ReadFrom
+	deadlineAt  time.Time
+}
+
+func (w *respWriter) Header() http.Header { return w.w.Header() }
+
+func (w *respWriter) WriteHeader(code int) {
+	if !w.wroteHeader && code >= 200 {
+		w.status, w.wroteHeader = code, true
+	}
+	w.w.WriteHeader(code)
+}
+
+func (w *respWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = http.StatusOK, true
+	}
+	w.extendDeadline()
+	n, err := w.w.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *respWriter) Flush() {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = http.StatusOK, true
+	}
+	w.flushed = true
+	if f, ok := w.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *respWriter) Unwrap() http.ResponseWriter { return w.w }
+
+// extendDeadline moves the write deadline to now+WriteTimeout, at most
+// every quarter of it (a deadline is a timer update, not free).
+func (w *respWriter) extendDeadline() {
+	d := w.srv.opt.WriteTimeout
+	if d <= 0 {
+		return
+	}
+	now := time.Now()
+	if now.Add(d - d/4).Before(w.deadlineAt) {
+		return
+	}
+	w.deadlineAt = now.Add(d)
+	http.NewResponseController(w.w).SetWriteDeadline(w.deadlineAt)
+}
+
+// fileSource is what net's sendfile accepts: a reader with a file
+// descriptor (*os.File, or os's fileWithoutWriteTo around one).
+type fileSource interface {
+	io.Reader
+	syscall.Conn
+}
+
+// ReadFrom sends src. File sources go to the inner ReadFrom (sendfile) in
+// chunks; other sources are copied with deadline extension.
+func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
+	remaining := int64(-1) // unlimited: to EOF
+	lr, _ := src.(*io.LimitedReader)
+	inner := src
+	if lr != nil {
+		remaining, inner = lr.N, lr.R
+	}
+	f, isFile := inner.(fileSource)
+	rf, canRF := w.w.(io.ReaderFrom)
+	if !isFile || !canRF {
+		return w.copyLoop(src, 32<<10)
+	}
+	if !w.flushed {
+		// Send the header now: otherwise net/http copies the first 512
+		// bytes through a buffer to sniff a Content-Type.
+		w.Flush()
+	}
+	if n := w.srv.opt.DebugCopyBuffer; n > 0 {
+		return w.copyLoop(src, n)
+	}
+	var total int64
+	for remaining != 0 {
+		chunk := w.srv.opt.SendfileChunk
+		if remaining > 0 && remaining < chunk {
+			chunk = remaining
+		}
+		w.extendDeadline()
+		n, err := rf.ReadFrom(&io.LimitedReader{R: f, N: chunk})
+		total += n
+		w.bytes += n
+		w.fileBytes += n
+		w.srv.metrics.sendfileBytes.Add(float64(n))
+		w.srv.metrics.sendfileCalls.Inc()
+		if remaining > 0 {
+			remaining -= n
+			lr.N = remaining
+		}
+		if err != nil {
+			return total, err
+		}
+		if n < chunk { // end of file (it may have shrunk): nothing more to send
+			break
+		}
+	}
+	return total, nil
+}
+
+var copyBufs sync.Map // size -> *sync.Pool
+
+// copyLoop is the plain read/write path: for non-file sources (multipart
+// ranges come through a pipe) and the DebugCopyBuffer comparison.
+func (w *respWriter) copyLoop(src io.Reader, size int) (int64, error) {
+	p, _ := copyBufs.LoadOrStore(size, &sync.Pool{New: func() any { b := make([]byte, size); return &b }})
+	pool := p.(*sync.Pool)
+	bp := pool.Get().(*[]byte)
+	defer pool.Put(bp)
+	buf := *bp
+	var total int64
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			total += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if rerr == io.EOF {
+			return total, nil
+		}
+		if rerr != nil {
+			return total, rerr
+		}
+	}
+}
