@@ -82,6 +82,7 @@ func newMetrics(s *Server) *metrics {
 	ixGauge("logdex_index_files", "Files in the index served.", func(sn *snapshot) float64 { return float64(len(sn.ix.Manifest.Files)) })
 	ixGauge("logdex_index_resident_bytes", "Bytes of the index segments in the page cache (mincore).", func(sn *snapshot) float64 { return float64(resident(sn)) })
 	ixGauge("logdex_index_damaged_segments", "Segments that could not be opened.", func(sn *snapshot) float64 { return float64(len(sn.ix.Damaged)) })
+	f(&warmupCollector{s: s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -107,4 +108,41 @@ func (m *metrics) observeSearch(endpoint string, st *query.Stats, d time.Duratio
 		m.candidates.Add(float64(st.Candidates))
 		m.verified.Add(float64(st.Verified))
 	}
+}
+
+// warmupCollector reports the warm-up of the snapshot served, per segment
+// file and in total, measured (mincore) at scrape time.
+type warmupCollector struct{ s *Server }
+
+var (
+	warmMappedDesc   = prometheus.NewDesc("logdex_warmup_mapped_bytes", "Bytes mapped per index segment file.", []string{"file"}, nil)
+	warmResidentDesc = prometheus.NewDesc("logdex_warmup_resident_bytes", "Bytes resident per index segment file (mincore).", []string{"file"}, nil)
+	warmStateDesc    = prometheus.NewDesc("logdex_warmup_state", "1 for the warm-up's current state.", []string{"mode", "state"}, nil)
+	warmRateDesc     = prometheus.NewDesc("logdex_warmup_read_rate_bytes_per_second", "Bytes read from disk by the warm-up per second of its run.", nil, nil)
+	warmWarmedDesc   = prometheus.NewDesc("logdex_warmup_warmed_bytes", "Bytes the warm-up has made resident or found resident.", nil, nil)
+)
+
+func (c *warmupCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{warmMappedDesc, warmResidentDesc, warmStateDesc, warmRateDesc, warmWarmedDesc} {
+		ch <- d
+	}
+}
+
+func (c *warmupCollector) Collect(ch chan<- prometheus.Metric) {
+	sn := c.s.acquire()
+	if sn == nil {
+		return
+	}
+	defer sn.unref()
+	if sn.warmer == nil {
+		return
+	}
+	st := sn.warmer.Status()
+	for _, f := range st.Files {
+		ch <- prometheus.MustNewConstMetric(warmMappedDesc, prometheus.GaugeValue, float64(f.Mapped), f.Name)
+		ch <- prometheus.MustNewConstMetric(warmResidentDesc, prometheus.GaugeValue, float64(f.Resident), f.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(warmStateDesc, prometheus.GaugeValue, 1, st.Mode, st.State)
+	ch <- prometheus.MustNewConstMetric(warmRateDesc, prometheus.GaugeValue, st.RateMBps*1e6)
+	ch <- prometheus.MustNewConstMetric(warmWarmedDesc, prometheus.GaugeValue, float64(st.Warmed))
 }

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
 )
 
@@ -61,8 +62,10 @@ type Options struct {
 
 	// UI holds index.html and assets/...; nil serves a placeholder page.
 	UI fs.FS
-	// Warmup, when set, feeds the "warmup" object of /api/status.
-	Warmup func() any
+	// Warmup configures the warm-up of every snapshot opened (nil: none).
+	// Staged runs in the background, yielding to searches in flight;
+	// eager warms a snapshot before it is served.
+	Warmup *mmapstore.WarmOptions
 
 	Logger zerolog.Logger
 

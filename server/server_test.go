@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
 )
 
@@ -65,17 +66,41 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// TestWarmupAndUI evicts the index from the page cache, lets the staged
+// warmer run and watches /api/status report residency rising to 100%.
 func TestWarmupAndUI(t *testing.T) {
 	fx := newFixture(t)
+	if err := mmapstore.Evict(fx.index); err != nil {
+		t.Fatal(err)
+	}
 	ui := map[string]string{"index.html": "<p>real ui</p>", "assets/app.js": "console.log(1)"}
 	ts := newTestServer(t, fx, func(o *Options) {
-		o.Warmup = func() any { return map[string]any{"phase": "done", "bytes": 42} }
+		o.Warmup = &mmapstore.WarmOptions{Mode: mmapstore.WarmStaged}
 		o.UI = mapFS(ui)
 	})
 	var st Status
-	ts.get(t, "/api/status").json(t, &st)
-	if fmt.Sprint(st.Warmup) != "map[bytes:42 phase:done]" {
-		t.Errorf("warmup %v", st.Warmup)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ts.get(t, "/api/status").json(t, &st)
+		if st.Warmup == nil {
+			t.Fatal("no warmup in /api/status")
+		}
+		if st.Warmup.State == mmapstore.StateDone && st.Warmup.Resident == st.Warmup.Mapped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("warm-up not done: %+v", st.Warmup)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.Warmup.Mode != mmapstore.WarmStaged || len(st.Warmup.Files) == 0 || st.Warmup.Mapped == 0 {
+		t.Errorf("warmup %+v", st.Warmup)
+	}
+	m := string(ts.get(t, "/metrics").body)
+	for _, want := range []string{"logdex_warmup_resident_bytes{file=", `logdex_warmup_state{mode="staged",state="done"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 	if r := ts.get(t, "/"); !strings.Contains(string(r.body), "real ui") {
 		t.Errorf("/: %s", r.body)

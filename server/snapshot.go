@@ -23,6 +23,8 @@ type snapshot struct {
 	seq    uint64
 	opened time.Time
 	refs   atomic.Int64 // 1 for being current, +1 per request
+	warmer *mmapstore.Warmer
+	stop   context.CancelFunc // ends a staged warm-up
 }
 
 func (sn *snapshot) tryRef() bool {
@@ -39,6 +41,9 @@ func (sn *snapshot) tryRef() bool {
 
 func (sn *snapshot) unref() {
 	if sn.refs.Add(-1) == 0 {
+		if sn.stop != nil {
+			sn.stop() // the warmer holds a reader; Close waits for it
+		}
 		sn.s.Close()
 		sn.ix.Close()
 	}
@@ -82,6 +87,7 @@ func (s *Server) Reload() (bool, error) {
 	}
 	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
 	sn.refs.Store(1)
+	s.startWarmup(sn)
 	old := s.cur.Swap(sn)
 	if old != nil {
 		old.unref()
@@ -93,6 +99,27 @@ func (s *Server) Reload() (bool, error) {
 	}
 	ev.Msg("index opened")
 	return true, nil
+}
+
+// startWarmup runs the configured warm-up of a new snapshot: eager before
+// it is served, staged in the background until it is retired.
+func (s *Server) startWarmup(sn *snapshot) {
+	if s.opt.Warmup == nil || s.opt.Warmup.Mode == mmapstore.WarmOff || s.opt.Warmup.Mode == "" {
+		return
+	}
+	wo := *s.opt.Warmup
+	wo.Busy = s.limiter.active
+	wo.Logger = s.log
+	sn.warmer = mmapstore.NewWarmer(sn.ix, wo)
+	if wo.Mode == mmapstore.WarmEager {
+		if err := sn.warmer.Run(context.Background()); err != nil {
+			s.log.Warn().Err(err).Msg("eager warm-up failed")
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sn.stop = cancel
+	go sn.warmer.Run(ctx)
 }
 
 // TriggerReindex asks the re-index loop for a run soon (SIGHUP). Requests

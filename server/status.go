@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"time"
+
+	"github.com/logdex/logdex/mmapstore"
 )
 
 // Status is the body of /api/status (also decoded by `logdex status`).
@@ -13,7 +15,7 @@ type Status struct {
 	Index    *IndexStatus   `json:"index,omitempty"`
 	Reindex  ReindexStatus  `json:"reindex"`
 	Searches SearchesStatus `json:"searches"`
-	Warmup   any            `json:"warmup"`
+	Warmup   *mmapstore.WarmStatus `json:"warmup"` // null when warm-up is off
 }
 
 // IndexStatus summarizes the snapshot served.
@@ -53,9 +55,6 @@ func (s *Server) status() Status {
 		Searches: SearchesStatus{Active: s.limiter.active(), Max: s.opt.MaxSearches, Queue: s.opt.MaxQueued},
 		Reindex:  ReindexStatus{IntervalS: s.opt.ReindexEvery.Seconds()},
 	}
-	if s.opt.Warmup != nil {
-		st.Warmup = s.opt.Warmup()
-	}
 	s.reindex.mu.Lock()
 	st.Reindex.Running, st.Reindex.Runs, st.Reindex.Failures = s.reindex.running, s.reindex.runs, s.reindex.failures
 	if s.reindex.last != nil {
@@ -66,6 +65,10 @@ func (s *Server) status() Status {
 	if sn := s.acquire(); sn != nil {
 		defer sn.unref()
 		st.Ready = true
+		if sn.warmer != nil {
+			ws := sn.warmer.Status()
+			st.Warmup = &ws
+		}
 		ixs := sn.ix.Stats()
 		is := &IndexStatus{
 			Generation: sn.ix.Manifest.Generation, Opened: sn.opened.UTC(),

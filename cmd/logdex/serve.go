@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -40,6 +41,8 @@ type serveFlags struct {
 	maxSearches, maxQueued                   int
 	segMB                                    int64
 	quiet                                    bool
+	warmup                                   string
+	warmupRate, warmupMax                    float64
 }
 
 func (e *env) serve(args []string) int {
@@ -59,6 +62,9 @@ func (e *env) serve(args []string) int {
 	fs.IntVar(&sf.maxQueued, "max-queued", 16*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
 	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
+	fs.StringVar(&sf.warmup, "warmup", mmapstore.WarmStaged, "bring index pages into memory: staged (in the background, paced, after listening), eager (all before serving), off")
+	fs.Float64Var(&sf.warmupRate, "warmup-rate", 256, "staged warm-up: MB/s read from disk at most (0: no limit)")
+	fs.Float64Var(&sf.warmupMax, "warmup-max", 0, "warm at most this many MB of index (0: half of physical memory)")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, serveUsage)
 		fs.PrintDefaults()
@@ -117,7 +123,17 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		return server.ReindexResult{Changed: res.Changed, Summary: summary(res)}, nil
 	}
+	switch sf.warmup {
+	case mmapstore.WarmStaged, mmapstore.WarmEager, mmapstore.WarmOff:
+	default:
+		return fail(fmt.Errorf("--warmup must be staged, eager or off, not %q", sf.warmup))
+	}
+	warmMax := int64(sf.warmupMax * 1e6)
+	if warmMax <= 0 {
+		warmMax = physicalMemory() / 2
+	}
 	opt := server.Options{
+		Warmup: &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
 		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
@@ -129,6 +145,15 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	srv, err := server.New(opt)
 	if err != nil {
 		return fail(err)
+	}
+	// Eager warm-up means warm before listening: open (and so warm) the
+	// existing index first.
+	if sf.warmup == mmapstore.WarmEager {
+		if _, err := os.Stat(dir); err == nil {
+			if _, err := srv.Reload(); err != nil && !errors.Is(err, mmapstore.ErrNoIndex) {
+				log.Warn().Err(err).Msg("existing index unreadable; rebuilding")
+			}
+		}
 	}
 	ln, err := net.Listen("tcp", sf.addr)
 	if err != nil {
@@ -180,6 +205,21 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 			return 2
 		}
 	}
+}
+
+// physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // isLoopback reports whether addr binds only the loopback interface.

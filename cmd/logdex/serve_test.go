@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/server"
 	"github.com/rs/zerolog"
 )
@@ -403,7 +404,7 @@ func TestStatusCommand(t *testing.T) {
 	if _, err := e.updateIndex(context.Background(), idx, []string{logs}, 0, false, zerolog.WarnLevel); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{IndexDir: idx, Logger: zerolog.Nop(), AuthToken: "tok", Warmup: func() any { return "done" }})
+	srv, err := server.New(server.Options{IndexDir: idx, Logger: zerolog.Nop(), AuthToken: "tok", Warmup: &mmapstore.WarmOptions{Mode: mmapstore.WarmEager}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func TestStatusCommand(t *testing.T) {
 	}
 	srv.Reload()
 	code, out, _ := status()
-	if code != 0 || !strings.Contains(out, ": ready") || !strings.Contains(out, "20 files, 2570 lines") || !strings.Contains(out, `warmup:   "done"`) {
+	if code != 0 || !strings.Contains(out, ": ready") || !strings.Contains(out, "20 files, 2570 lines") || !strings.Contains(out, "warmup:   eager, done") {
 		t.Fatalf("ready: %d\n%s", code, out)
 	}
 	code, out, _ = status("--json")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/server"
 )
 
@@ -127,8 +128,27 @@ func printStatus(w io.Writer, base string, st *server.Status) {
 		}
 	}
 	fmt.Fprintf(w, "searches: %d running, at most %d (+%d queued)\n", st.Searches.Active, st.Searches.Max, st.Searches.Queue)
-	if st.Warmup != nil {
-		b, _ := json.Marshal(st.Warmup)
-		fmt.Fprintf(w, "warmup:   %s\n", b)
+	if wu := st.Warmup; wu != nil {
+		pct := 0.0
+		if wu.Mapped > 0 {
+			pct = 100 * float64(wu.Resident) / float64(wu.Mapped)
+		}
+		fmt.Fprintf(w, "warmup:   %s, %s", wu.Mode, wu.State)
+		if wu.Stage != "" && wu.State == mmapstore.StateRunning {
+			fmt.Fprintf(w, " (%s)", wu.Stage)
+		}
+		fmt.Fprintf(w, "; %s of %s resident (%.0f%%), %s warmed of %s planned, %s read at %.0f MB/s in %s; %d mappings (max %d)\n",
+			mb(wu.Resident), mb(wu.Mapped), pct, mb(wu.Warmed), mb(wu.Planned), mb(wu.Read), wu.RateMBps,
+			(time.Duration(wu.ElapsedMs) * time.Millisecond).String(), wu.Mappings, wu.MaxMapCount)
+		if wu.Error != "" {
+			fmt.Fprintf(w, "          error: %s\n", wu.Error)
+		}
+		for _, f := range wu.Files {
+			fp := 0.0
+			if f.Mapped > 0 {
+				fp = 100 * float64(f.Resident) / float64(f.Mapped)
+			}
+			fmt.Fprintf(w, "          %-28s %10s %4.0f%% resident  %s\n", f.Name, mb(f.Mapped), fp, f.State)
+		}
 	}
 }
