@@ -9,12 +9,12 @@ import (
 
 // Status is the body of /api/status (also decoded by `logdex status`).
 type Status struct {
-	Ready    bool           `json:"ready"`
-	Started  time.Time      `json:"started"`
-	UptimeS  float64        `json:"uptime_s"`
-	Index    *IndexStatus   `json:"index,omitempty"`
-	Reindex  ReindexStatus  `json:"reindex"`
-	Searches SearchesStatus `json:"searches"`
+	Ready    bool                  `json:"ready"`
+	Started  time.Time             `json:"started"`
+	UptimeS  float64               `json:"uptime_s"`
+	Index    *IndexStatus          `json:"index,omitempty"`
+	Reindex  ReindexStatus         `json:"reindex"`
+	Searches SearchesStatus        `json:"searches"`
 	Warmup   *mmapstore.WarmStatus `json:"warmup"` // null when warm-up is off
 }
 

@@ -133,7 +133,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		warmMax = physicalMemory() / 2
 	}
 	opt := server.Options{
-		Warmup: &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
+		Warmup:   &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
 		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
