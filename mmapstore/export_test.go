@@ -18,6 +18,15 @@ func (w *Warmer) Planned() int64 { return w.planned() }
 
 func StagePrio(kind uint32) int { p, _ := stagePrio(kind); return p }
 
+// RegionPrios lists the planned regions' priorities in warm-up order.
+func (w *Warmer) RegionPrios() []int {
+	var out []int
+	for _, r := range w.regions {
+		out = append(out, r.prio)
+	}
+	return out
+}
+
 func (w *Warmer) RegionStates() []string {
 	var out []string
 	for _, r := range w.regions {

@@ -72,7 +72,6 @@ type Segment struct {
 	trigrams   []byte // BloomBits slices of sliceWords u64 words
 	sliceWords int
 	unindexed  *roaring.Bitmap
-	fstState   atomic.Int32 // 0 unchecked, 1 checksum good, 2 bad
 }
 
 // OpenSegment maps path and validates its header, footer, table of contents
@@ -341,7 +340,7 @@ func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err 
 	if b+1 < s.nblocks {
 		end = s.BlockKey(b + 1)
 	}
-	it, err := s.fst.Iterator(s.BlockKey(b), end)
+	it, err := s.fst.Search(depthLimit{}, s.BlockKey(b), end)
 	for err == nil {
 		k, v := it.Current()
 		if !fn(k, v) {
@@ -559,26 +558,23 @@ func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	return ref, ok, nil
 }
 
-// iterable verifies the dictionary's checksum before its first iteration:
-// a point lookup is bounded by the key's length, but iterating a damaged
-// FST could walk a cycle forever.
-func (s *Segment) iterable() error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	switch s.fstState.Load() {
-	case 1:
-		return nil
-	case 2:
-		return s.corrupt("term dictionary", int64(s.entry(SectionFST).Offset), "checksum mismatch")
-	}
-	if _, err := s.checkedSection(SectionFST); err != nil {
-		s.fstState.Store(2)
-		return err
-	}
-	s.fstState.Store(1)
-	return nil
-}
+// depthLimit is a vellum automaton accepting every key of at most
+// maxTermLen+1 bytes. Iterating through it bounds the walk: a point lookup
+// is bounded by its key, but iterating a damaged FST whose transitions form
+// a cycle would otherwise descend forever. (Verifying the dictionary's
+// checksum first would read it whole, which a cold one-off query cannot
+// afford.)
+type depthLimit struct{}
+
+const maxTermDepth = 256
+
+func (depthLimit) Start() int               { return 0 }
+func (depthLimit) IsMatch(int) bool         { return true }
+func (depthLimit) CanMatch(d int) bool      { return d <= maxTermDepth }
+func (depthLimit) WillAlwaysMatch(int) bool { return false }
+func (depthLimit) Accept(d int, _ byte) int { return d + 1 }
+
+func (s *Segment) iterable() error { return s.check() }
 
 // PrefixTerms calls fn for every term starting with prefix, in order, until
 // fn returns false. The term slice is only valid during the call.
@@ -589,7 +585,7 @@ func (s *Segment) PrefixTerms(prefix []byte, fn func(term []byte, ref uint64) bo
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("term dictionary", &err)
 	end := successor(prefix)
-	it, err := s.fst.Iterator(prefix, end)
+	it, err := s.fst.Search(depthLimit{}, prefix, end)
 	for err == nil {
 		k, v := it.Current()
 		if !fn(k, v) {
@@ -781,6 +777,36 @@ func (s *Segment) SpanOf(line uint32) int {
 	return sort.Search(len(s.spans), func(i int) bool {
 		return s.spans[i].FirstLine+s.spans[i].NumLines > line
 	})
+}
+
+// PrefetchLines makes the offset index of span si resident when most of it
+// is not: a query about to locate many lines of a cold segment reads it in
+// one sequential pass instead of faulting page by page at random.
+func (s *Segment) PrefetchLines(si int) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.m == nil || si < 0 || si >= len(s.spans) {
+		return nil
+	}
+	sp := &s.spans[si]
+	_, lo, err := s.group(sp.FirstGroup)
+	if err != nil {
+		return err
+	}
+	hi := uint64(len(s.lens))
+	if si+1 < len(s.spans) {
+		if _, h, err := s.group(s.spans[si+1].FirstGroup); err == nil {
+			hi = h
+		}
+	}
+	base := int64(s.entry(SectionLineLens).Offset)
+	off, n := base+int64(lo), int64(hi-lo)
+	res, err := s.m.Resident(off, n)
+	if err != nil || res*2 >= n {
+		return err
+	}
+	return s.m.Prefetch(off, n, make([]byte, min(n, 1<<20)))
 }
 
 // Locate finds a line through the offset index: one restart point read and

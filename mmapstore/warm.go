@@ -2,6 +2,7 @@ package mmapstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -76,23 +77,38 @@ type region struct {
 }
 
 // Stage priorities: what a query touches first and needs most is warmed
-// first. Small sections make every segment usable; dictionaries serve every
-// query; postings and the offset index are big and used by fewer queries.
+// first. Small sections make every segment usable; the tops of the
+// dictionaries serve every lookup; the offset index locates every hit (and
+// is small); then whole dictionaries; substring filters and postings are big
+// and serve fewer queries.
 func stagePrio(kind uint32) (int, string) {
 	switch kind {
 	case SectionMeta, SectionFiles, SectionSpans, SectionUnindexed, SectionLineGroups, SectionTermBlocks:
 		return 0, "small sections"
-	case SectionFST:
-		return 1, "term dictionaries"
-	case SectionTrigrams:
-		return 2, "trigram filters"
-	case SectionPostings:
-		return 3, "postings"
 	case SectionLineLens:
-		return 4, "offset indexes"
+		return 2, "offset indexes" // every hit is located through them, and they are small
+	case SectionFST:
+		return 3, "term dictionaries"
+	case SectionTrigrams:
+		return 4, "trigram filters"
+	case SectionPostings:
+		return 5, "postings"
 	}
-	return 5, "other sections"
+	return 6, "other sections"
 }
+
+func stageName(r *region) string {
+	if r.prio == 1 {
+		return "dictionary roots"
+	}
+	_, name := stagePrio(r.kind)
+	return name
+}
+
+// fstTop is how much of the end of each dictionary is warmed before the
+// rest: vellum writes the root last, so the nodes every lookup walks first
+// sit at the end.
+const fstTop = 256 << 10
 
 // Warmer brings an index's mapped pages into memory.
 type Warmer struct {
@@ -113,6 +129,7 @@ type Warmer struct {
 	resident func(m *Mapping, off, n int64) (int64, error)
 	// touched, when set, is told of every chunk made resident (tests).
 	touched func(s *Segment, kind uint32, off, n int64)
+	buf     []byte // staged: read buffer
 }
 
 // NewWarmer plans the warm-up of ix. Nothing happens until Run.
@@ -137,7 +154,14 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 				continue
 			}
 			p, _ := stagePrio(e.Kind)
-			r := &region{seg: s, kind: e.Kind, off: int64(e.Offset), n: int64(e.Length), prio: p}
+			off, n := int64(e.Offset), int64(e.Length)
+			if e.Kind == SectionFST && n > 2*fstTop {
+				top := &region{seg: s, kind: e.Kind, off: off + n - fstTop, n: fstTop, prio: 1}
+				top.state.Store(StatePending)
+				w.regions = append(w.regions, top)
+				n -= fstTop
+			}
+			r := &region{seg: s, kind: e.Kind, off: off, n: n, prio: p}
 			r.state.Store(StatePending)
 			w.regions = append(w.regions, r)
 		}
@@ -178,9 +202,13 @@ func (w *Warmer) Run(ctx context.Context) error {
 	log := w.opt.Logger
 	log.Info().Str("mode", w.opt.Mode).Int64("bytes", w.planned()).Float64("rate_mb_s", w.opt.Rate/1e6).Msg("warm-up starting")
 	err := w.run(ctx)
+	var verr error
+	if err == nil {
+		verr = w.verify(ctx) // damage is reported; the warm-up itself is done
+	}
 	w.mu.Lock()
 	w.finished = w.opt.Clock.Now()
-	w.err = err
+	w.err = errors.Join(err, verr)
 	if err == nil {
 		w.state = StateDone
 	} else {
@@ -223,7 +251,7 @@ func (w *Warmer) run(ctx context.Context) (err error) {
 		if r.state.Load() == StateSkipped {
 			continue
 		}
-		if _, name := stagePrio(r.kind); name != stage {
+		if name := stageName(r); name != stage {
 			if stage != "" {
 				w.opt.Logger.Info().Str("stage", stage).Int64("bytes", stageB).Dur("took", w.opt.Clock.Now().Sub(stageT)).Msg("warm-up stage done")
 			}
@@ -234,8 +262,10 @@ func (w *Warmer) run(ctx context.Context) (err error) {
 		}
 		r.state.Store(StateRunning)
 		m := r.seg.Mapping()
-		if m != nil && w.opt.Mode == WarmStaged {
-			// Read-ahead on while warming (MADV_RANDOM makes it ~30× slower).
+		// Eager populates the mapping itself: read-ahead on while it does
+		// (under MADV_RANDOM it faults page by page, ~30× slower).
+		normal := m != nil && w.opt.Mode == WarmEager
+		if normal {
 			m.Advise(r.off, r.n, unix.MADV_NORMAL)
 		}
 		for off := r.off; off < r.off+r.n; off += w.opt.Chunk {
@@ -243,10 +273,7 @@ func (w *Warmer) run(ctx context.Context) (err error) {
 				return err
 			}
 			n := min(w.opt.Chunk, r.off+r.n-off)
-			if w.opt.Mode == WarmStaged {
-				w.yield(ctx)
-			}
-			read, err := w.warmChunk(r.seg, off, n)
+			read, err := w.warmChunk(ctx, r.seg, off, n)
 			if err != nil {
 				return err
 			}
@@ -269,7 +296,7 @@ func (w *Warmer) run(ctx context.Context) (err error) {
 				}
 			}
 		}
-		if m != nil && w.opt.Mode == WarmStaged {
+		if normal {
 			m.Advise(r.off, r.n, unix.MADV_RANDOM)
 		}
 		r.state.Store(StateDone)
@@ -280,23 +307,55 @@ func (w *Warmer) run(ctx context.Context) (err error) {
 	return nil
 }
 
-// yield waits a little while queries are running.
-func (w *Warmer) yield(ctx context.Context) {
-	if w.opt.Busy == nil {
+// verify checks the checksums of every section of the segments now wholly
+// resident: opening a segment checks only its small sections, and this is
+// the moment the rest costs no I/O.
+func (w *Warmer) verify(ctx context.Context) error {
+	skipped := map[*Segment]bool{}
+	for _, r := range w.regions {
+		if r.state.Load() != StateDone {
+			skipped[r.seg] = true
+		}
+	}
+	var bad []string
+	for _, s := range w.ix.Segments {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if skipped[s] || s.Mapping() == nil {
+			continue
+		}
+		if err := s.Verify(); err != nil {
+			w.opt.Logger.Error().Err(err).Msg("index segment damaged; run logdex index --verify")
+			bad = append(bad, err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d damaged segments: %s", len(bad), strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// yield lets running queries go first before n bytes are read: it waits
+// while queries run, at most 1 ms per 4 MiB to read, so that warm-up slows
+// down under load but still finishes (an idle moment between queries ends
+// the wait early). Measured on a 900 MB index under a continuous query
+// mix: p99 during warm-up 1.3× the warm p99, warm-up 2.3× eager's time
+// with 1 ms per MiB.
+func (w *Warmer) yield(ctx context.Context, n int64) {
+	if w.opt.Busy == nil || w.opt.Mode != WarmStaged {
 		return
 	}
-	for i := 0; i < 10 && w.opt.Busy() > 0; i++ {
+	for budget := max(n>>22, 1); budget > 0 && w.opt.Busy() > 0; budget-- {
 		if w.opt.Clock.Sleep(ctx, time.Millisecond) != nil {
 			return
 		}
 	}
 }
 
-var sink atomic.Uint64
-
 // warmChunk makes [off, off+n) of a segment resident and returns how many
 // of those bytes were not resident before (what had to be read).
-func (w *Warmer) warmChunk(s *Segment, off, n int64) (int64, error) {
+func (w *Warmer) warmChunk(ctx context.Context, s *Segment, off, n int64) (int64, error) {
 	m := s.Mapping()
 	if m == nil {
 		return 0, nil
@@ -308,20 +367,22 @@ func (w *Warmer) warmChunk(s *Segment, off, n int64) (int64, error) {
 	if res == n {
 		return 0, nil
 	}
-	data := m.Bytes()
+	w.yield(ctx, n-res)
 	if w.opt.Mode == WarmEager {
 		if err := m.Advise(off, n, unix.MADV_POPULATE_READ); err == nil {
 			return n - res, nil
 		}
 	}
-	m.Advise(off, n, unix.MADV_WILLNEED)
-	// Touch a byte per page: returns once the pages are in.
-	ps := int64(os.Getpagesize())
-	var acc uint64
-	for p := off; p < off+n; p += ps {
-		acc += uint64(data[p])
+	// Staged: read through the file. Large sequential reads with the
+	// file's read-ahead; the mapping shares the page cache they fill, and
+	// queries faulting at random meanwhile are not made to read 8 MiB
+	// around each fault.
+	if w.buf == nil {
+		w.buf = make([]byte, min(w.opt.Chunk, 8<<20))
 	}
-	sink.Add(acc)
+	if err := m.Prefetch(off, n, w.buf); err != nil {
+		return 0, err
+	}
 	return n - res, nil
 }
 

@@ -81,15 +81,16 @@ func TestWarmOrder(t *testing.T) {
 	if err := w.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// Stages never go back: small sections, dictionaries, filters,
-	// postings, offset indexes.
-	last := -1
-	for _, k := range *kinds {
-		p := StagePrio(k)
-		if p < last {
-			t.Fatalf("stage order %v goes back at %s", *kinds, SectionName(k))
+	// Stages never go back: small sections, dictionary roots, dictionaries,
+	// offset indexes, filters, postings.
+	prios := w.RegionPrios()
+	for i := 1; i < len(prios); i++ {
+		if prios[i] < prios[i-1] {
+			t.Fatalf("stage order %v goes back at %d", prios, i)
 		}
-		last = p
+	}
+	if len(*kinds) == 0 || StagePrio((*kinds)[0]) != 0 {
+		t.Fatalf("first warmed %v, want the small sections first", *kinds)
 	}
 	st := w.Status()
 	if st.State != StateDone || st.Warmed != st.Planned || st.Planned != st.Mapped-headerAndTOC(ix) {
@@ -159,13 +160,22 @@ func TestWarmYieldsToQueries(t *testing.T) {
 	busy := 1
 	w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 1 << 20, Busy: func() int { return busy }})
 	w.Run(context.Background())
-	chunks := 0
+	want := 0
 	for _, n := range w.RegionSizes() {
-		chunks += int((n + (1 << 20) - 1) / (1 << 20))
+		for ; n > 0; n -= 1 << 20 {
+			want += int(max(min(n, 1<<20)>>22, 1))
+		}
 	}
-	// Each chunk waits up to 10 ms while queries run, then goes on.
-	if clk.naps != 10*chunks {
-		t.Fatalf("%d naps for %d chunks, want %d", clk.naps, chunks, 10*chunks)
+	// While queries run, each chunk to read waits 1 ms per 4 MiB (at least
+	// one), then goes on.
+	if clk.naps != want {
+		t.Fatalf("%d naps, want %d", clk.naps, want)
+	}
+	busy = 0
+	w2, clk2, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 1 << 20, Busy: func() int { return busy }})
+	w2.Run(context.Background())
+	if clk2.naps != 0 {
+		t.Fatalf("%d naps while idle", clk2.naps)
 	}
 }
 

@@ -548,6 +548,9 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		t.count = int64(n) // exact: nothing to read
 		return nil
 	}
+	if n >= 32 {
+		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
+	}
 	type loc struct {
 		id     uint32
 		off, n int64

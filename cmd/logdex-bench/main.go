@@ -49,18 +49,20 @@ type config struct {
 	indexDir      string // --index: reuse this index for queries and server
 	logdexBin     string // --logdex: a prebuilt binary
 	serverSeconds int
+	warmupMB      int64
 	inprocMin     time.Duration
 	timeout       time.Duration
 	args          []string // as given, for the reproduce line
 }
 
-var sections = []string{"index", "query", "scaling", "server"}
+var sections = []string{"index", "query", "scaling", "server", "warmup"}
 
 var sectionAlias = map[string]string{
 	"index": "index", "indexing": "index",
 	"query": "query", "queries": "query",
 	"scaling": "scaling", "scale": "scaling",
 	"server": "server", "serve": "server",
+	"warmup": "warmup", "warm-up": "warmup", "startup": "warmup",
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -81,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.indexDir, "index", "", "use this existing index of --corpus for queries and server (not rebuilt)")
 	fs.StringVar(&c.logdexBin, "logdex", "", "use this logdex binary instead of building one")
 	fs.IntVar(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server")
+	fs.Int64Var(&c.warmupMB, "warmup-mb", 4096, "corpus size in MiB for the warm-up section (small indexes page in within milliseconds)")
 	fs.DurationVar(&c.inprocMin, "inproc-min", 300*time.Millisecond, "in-process: iterate at least this long per round")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "limit for any one child process")
 	if err := fs.Parse(args); err != nil {
@@ -92,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.smoke {
-		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms"} {
+		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms", "warmup-mb": "8"} {
 			if !set[name] {
 				fs.Set(name, v)
 			}
@@ -258,6 +261,11 @@ func (b *bench) all() error {
 	}
 	if cfg.only["server"] {
 		if err := b.server(main, ixDir); err != nil {
+			return err
+		}
+	}
+	if cfg.only["warmup"] {
+		if err := b.warmup(); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ type Report struct {
 	Queries    *QueriesResult `json:"queries,omitempty"`
 	Scaling    *ScalingResult `json:"scaling,omitempty"`
 	Server     *ServerResult  `json:"server,omitempty"`
+	Warmup     *WarmupResult  `json:"warmup,omitempty"`
 	Mismatches []string       `json:"mismatches"`
 	Notes      []string       `json:"notes,omitempty"`
 	Elapsed    string         `json:"elapsed"`
@@ -60,6 +61,7 @@ func (r *Report) Markdown() string {
 	r.mdQueries(p)
 	r.mdScaling(p)
 	r.mdServer(p)
+	r.mdWarmup(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")
 		for _, n := range r.Notes {

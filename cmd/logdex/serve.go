@@ -19,6 +19,7 @@ import (
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/server"
+	"github.com/logdex/logdex/web"
 	"github.com/rs/zerolog"
 )
 
@@ -63,7 +64,7 @@ func (e *env) serve(args []string) int {
 	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
 	fs.StringVar(&sf.warmup, "warmup", mmapstore.WarmStaged, "bring index pages into memory: staged (in the background, paced, after listening), eager (all before serving), off")
-	fs.Float64Var(&sf.warmupRate, "warmup-rate", 256, "staged warm-up: MB/s read from disk at most (0: no limit)")
+	fs.Float64Var(&sf.warmupRate, "warmup-rate", 1024, "staged warm-up: MB/s read from disk at most (0: no limit)")
 	fs.Float64Var(&sf.warmupMax, "warmup-max", 0, "warm at most this many MB of index (0: half of physical memory)")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, serveUsage)
@@ -138,6 +139,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
 	}
+	opt.UI = web.FS()
 	if sf.maxQueued == 0 {
 		opt.MaxQueued = -1 // the flag's 0 means none; Options' 0 means default
 	}
