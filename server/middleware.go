@@ -121,7 +121,7 @@ func (s *Server) record(w *respWriter, r *http.Request, start time.Time, aborted
 // public reports whether a path is served without a token: liveness,
 // readiness and the UI's static files (which hold no data).
 func public(p string) bool {
-	return p == "/healthz" || p == "/readyz" || p == "/" || strings.HasPrefix(p, "/assets/")
+	return p == "/healthz" || p == "/readyz" || p == "/" || p == "/files" || strings.HasPrefix(p, "/assets/")
 }
 
 // auth requires the bearer token on everything but public paths when a

@@ -36,14 +36,13 @@ func (s *Server) routes() http.Handler {
 	if ui == nil {
 		ui = placeholderUI
 	}
-	assets := http.FileServerFS(ui)
-	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		http.ServeFileFS(w, r, ui, "index.html")
-	})
+	uf := newUIFiles(ui)
+	index := func(w http.ResponseWriter, r *http.Request) { uf.serve(w, r, "index.html") }
+	r.Get("/", index)
+	// Client-side routes of the UI: the page reads its state from the URL.
+	r.Get("/files", index)
 	r.Get("/assets/*", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		assets.ServeHTTP(w, r)
+		uf.serve(w, r, "assets/"+chi.URLParam(r, "*"))
 	})
 	return r
 }

@@ -1,0 +1,1167 @@
+package web_test
+
+// Browser tests: the real server (server.New with web.FS) over a temp copy
+// of fixtures/logs, driven in headless Chromium through chromedp. They wait
+// for conditions in the page (never sleep), bound every step with a
+// timeout, fail on any console error or uncaught exception (CSP and
+// Trusted Types violations included), and save full-page screenshots as
+// artifacts.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/server"
+	"github.com/logdex/logdex/web"
+	"github.com/rs/zerolog"
+)
+
+// stepTimeout bounds each browser step (navigation, wait, evaluation).
+const stepTimeout = 15 * time.Second
+
+// latin1 is a log file that is not valid UTF-8: the API sends its lines
+// with text_b64, and highlights are offsets into those bytes.
+const latin1 = "2026-10-10T12:00:00Z WARN caf\xe9 cr\xe8me br\xfbl\xe9e order failed\n" +
+	"2026-10-10T12:00:01Z INFO na\xefve r\xe9sum\xe9 \xff\xfe uploaded\n"
+
+// ---------- environment ----------
+
+func chromiumPath() string {
+	if p := os.Getenv("LOGDEX_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// needChromium skips when there is no browser, except in CI where a
+// missing browser is a failure.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	p := chromiumPath()
+	if p == "" {
+		if os.Getenv("CI") != "" || os.Getenv("LOGDEX_CI") != "" {
+			t.Fatal("no Chromium found but CI/LOGDEX_CI is set: install chromium (or set LOGDEX_CHROMIUM)")
+		}
+		t.Skip("no Chromium found (install chromium, or set LOGDEX_CHROMIUM): skipping the browser tests")
+	}
+	return p
+}
+
+// artifactsDir is where screenshots go: $LOGDEX_ARTIFACTS, or
+// $TMPDIR/logdex-ui-artifacts (t.TempDir would delete them).
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LOGDEX_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "logdex-ui-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// copyFixtures copies fixtures/logs into dir/logs and adds extra files.
+func copyFixtures(t *testing.T, dir string, extra map[string]string) string {
+	t.Helper()
+	logs := filepath.Join(dir, "logs")
+	err := filepath.WalkDir("../fixtures/logs", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../fixtures/logs", p)
+		out := filepath.Join(logs, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range extra {
+		p := filepath.Join(logs, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return logs
+}
+
+// startServer indexes logs and serves them with the real UI on
+// 127.0.0.1:0; it returns the base URL.
+func startServer(t *testing.T, logs string, opts ...func(*server.Options)) string {
+	t.Helper()
+	index := filepath.Join(filepath.Dir(logs), "index")
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: index, Roots: []string{logs}, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	opt := server.Options{IndexDir: index, Display: []string{"logs"}, UI: web.FS(), Logger: zerolog.Nop()}
+	for _, o := range opts {
+		o(&opt)
+	}
+	s, err := server.New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		s.Close()
+	})
+	return ts.URL
+}
+
+// startBrowser launches headless Chromium with a fresh profile.
+func startBrowser(t *testing.T, execPath string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }() // the first Do starts the browser
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("start %s: %v", execPath, err)
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("start %s: timed out", execPath)
+	}
+	return bctx
+}
+
+// ---------- a tab ----------
+
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu      sync.Mutex
+	dialogs []string
+	errs    []string
+	allowed []string // substrings of expected console errors
+}
+
+type viewport struct {
+	name string
+	w, h int64
+}
+
+var (
+	desktop = viewport{"1280x800", 1280, 800}
+	phone   = viewport{"390x844", 390, 844}
+)
+
+// newTab opens a tab at the given size and color scheme and records
+// dialogs (dismissed at once) and console errors; both fail the test.
+func newTab(t *testing.T, browser context.Context, base string, vp viewport, dark bool) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	tb := &tab{t: t, ctx: ctx, base: base}
+	if err := chromedp.Do(ctx); err != nil { // open the tab
+		cancel()
+		t.Fatal(err)
+	}
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	console := chromedp.Console(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			tb.mu.Lock()
+			tb.dialogs = append(tb.dialogs, string(ev.Type)+": "+ev.Message)
+			tb.mu.Unlock()
+			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}
+	})
+	wg.Go(func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleError {
+				tb.mu.Lock()
+				if !slices.ContainsFunc(tb.allowed, func(a string) bool { return strings.Contains(m.String(), a) }) {
+					tb.errs = append(tb.errs, m.String())
+				}
+				tb.mu.Unlock()
+			}
+		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		if len(tb.dialogs) > 0 {
+			t.Errorf("dialogs opened: %q", tb.dialogs)
+		}
+		if len(tb.errs) > 0 {
+			t.Errorf("console errors: %q", tb.errs)
+		}
+	})
+	tb.setViewport(vp, dark)
+	return tb
+}
+
+func (tb *tab) setViewport(vp viewport, dark bool) {
+	tb.t.Helper()
+	scheme := "light"
+	if dark {
+		scheme = "dark"
+	}
+	tb.do("viewport", chromedp.EmulateViewport(vp.w, vp.h), chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		})
+		return err
+	}))
+}
+
+// do runs steps with a timeout.
+func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// open navigates to base+path and waits for the app to start.
+func (tb *tab) open(path string) {
+	tb.t.Helper()
+	tb.do("navigate "+path, chromedp.Navigate(tb.base+path))
+	tb.wait("app started", `window.logdex && ['ok', 'warm'].includes(document.querySelector('#status-chip').dataset.state)`)
+}
+
+// eval evaluates a JS expression (awaiting promises) into out.
+func (tb *tab) eval(expr string, out any) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("eval %.120s: %v", expr, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			tb.t.Fatalf("eval %.120s: decode %s: %v", expr, raw, err)
+		}
+	}
+}
+
+// wait polls a JS expression until it is truthy. (chromedp.Poll builds its
+// predicate with new Function, which the page's CSP rightly forbids.)
+func (tb *tab) wait(what, expr string) {
+	tb.t.Helper()
+	js := fmt.Sprintf(`(async () => {
+		const end = performance.now() + %d;
+		for (;;) {
+			try { if (%s) return true; } catch (e) {}
+			if (performance.now() > end) return false;
+			await new Promise((r) => setTimeout(r, 15));
+		}
+	})()`, (stepTimeout - time.Second).Milliseconds(), expr)
+	var ok bool
+	tb.eval(js, &ok)
+	if !ok {
+		var dump string
+		tb.eval(`document.querySelector('#summary')?.textContent + ' | ' + (document.querySelector('#q-error:not([hidden])')?.textContent || '') + ' | ' + location.href`, &dump)
+		tb.t.Fatalf("timed out waiting for %s (%s); page: %s", what, expr, dump)
+	}
+}
+
+// key presses keys as a user does: one keyDown carrying the text (so a
+// page that prevents the default on keydown gets no character, as in a
+// real browser; chromedp.KeyEvent sends a separate char event) and a
+// keyUp.
+func (tb *tab) key(keys string) {
+	tb.t.Helper()
+	tb.do("key "+keys, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, r := range keys {
+			var down, up *input.DispatchKeyEventParams
+			for _, ev := range kb.Encode(r) {
+				switch ev.Type {
+				case input.DispatchKeyEventTypeKeyDown:
+					down = ev
+				case input.DispatchKeyEventTypeChar:
+					down.Text, down.UnmodifiedText = ev.Text, ev.UnmodifiedText
+				case input.DispatchKeyEventTypeKeyUp:
+					up = ev
+				}
+			}
+			if down.Text == "" {
+				down.Type = input.DispatchKeyEventTypeRawKeyDown
+			}
+			for _, ev := range []*input.DispatchKeyEventParams{down, up} {
+				if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, *ev); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+}
+
+// typeText enters text into the focused field as an IME would (any
+// Unicode). chromedp.SendKeys is avoided: it reads node attributes
+// without their lock (a data race under -race when the page changes them).
+func (tb *tab) typeText(text string) {
+	tb.t.Helper()
+	tb.do("type "+text, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, input.InsertText, input.InsertTextParams{Text: text})
+		return err
+	}))
+}
+
+// allow makes console errors containing one of subs expected.
+func (tb *tab) allow(subs ...string) {
+	tb.mu.Lock()
+	tb.allowed = append(tb.allowed, subs...)
+	tb.mu.Unlock()
+}
+
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	tb.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// search types q into the search box (replacing it) and presses Enter.
+func (tb *tab) search(q string) {
+	tb.t.Helper()
+	tb.eval(`(() => { const i = document.querySelector('#q'); i.value = ''; i.focus(); return true; })()`, nil)
+	tb.typeText(q)
+	tb.key(kb.Enter)
+}
+
+// waitResults waits for the summary to report a finished search of q.
+func (tb *tab) waitResults(q string, total int) {
+	tb.t.Helper()
+	want := fmt.Sprintf("%s match", fmtInt(total))
+	tb.wait(fmt.Sprintf("%d results for %q", total, q), fmt.Sprintf(
+		`logdex.results.params?.q === %s && logdex.results.state === 'done' && document.querySelector('#summary').textContent.startsWith(%s)`,
+		jsString(q), jsString(want)))
+}
+
+// shot saves a full-page PNG screenshot as an artifact.
+func (tb *tab) shot(name string) string {
+	tb.t.Helper()
+	// Let pending renders (rAF) and transitions settle before capturing.
+	tb.eval(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(true), 50))))`, nil)
+	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(artifactsDir(tb.t), name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+	tb.t.Logf("screenshot: %s", p)
+	return p
+}
+
+// ---------- the API, for expected answers ----------
+
+type apiHit struct {
+	FileID     uint64   `json:"file_id"`
+	Path       string   `json:"path"`
+	Line       int64    `json:"line"`
+	Text       string   `json:"text"`
+	TextB64    string   `json:"text_b64"`
+	Highlights [][2]int `json:"highlights"`
+}
+
+type apiSearch struct {
+	Hits       []apiHit `json:"hits"`
+	Total      int      `json:"total"`
+	NextCursor *string  `json:"next_cursor"`
+}
+
+type apiFile struct {
+	ID    uint64 `json:"id"`
+	Path  string `json:"path"`
+	Size  int64  `json:"size"`
+	Lines int64  `json:"lines"`
+}
+
+func getJSON(t *testing.T, u string, out any) int {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %d %s", u, resp.StatusCode, b)
+	}
+	return resp.StatusCode
+}
+
+// apiSearchAll returns every hit of a search (one page of up to 10,000).
+func apiSearchAll(t *testing.T, base string, params url.Values) apiSearch {
+	t.Helper()
+	params.Set("limit", "10000")
+	var r apiSearch
+	if code := getJSON(t, base+"/api/search?"+params.Encode(), &r); code != 200 {
+		t.Fatalf("search %v: %d", params, code)
+	}
+	if r.NextCursor != nil {
+		t.Fatalf("search %v: more than 10,000 hits", params)
+	}
+	return r
+}
+
+func apiFiles(t *testing.T, base string) []apiFile {
+	t.Helper()
+	var r struct{ Files []apiFile }
+	getJSON(t, base+"/api/files", &r)
+	return r.Files
+}
+
+// goText decodes raw line bytes as the server's JSON does: each byte that
+// is not part of valid UTF-8 becomes one U+FFFD.
+func goText(b []byte) string {
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		sb.WriteRune(r) // RuneError for an invalid byte (n == 1)
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+func (h apiHit) raw() []byte {
+	if h.TextB64 != "" {
+		b, _ := base64.StdEncoding.DecodeString(h.TextB64)
+		return b
+	}
+	return []byte(h.Text)
+}
+
+// marks are the highlighted texts the UI must show for h.
+func (h apiHit) marks() []string {
+	raw := h.raw()
+	out := []string{}
+	for _, r := range h.Highlights {
+		out = append(out, goText(raw[r[0]:r[1]]))
+	}
+	return out
+}
+
+// ---------- page readers ----------
+
+// rowJSON is one rendered hit row as the page shows it.
+type rowJSON struct {
+	N     int      `json:"n"`
+	File  uint64   `json:"file"`
+	Line  int64    `json:"line"`
+	Pos   int      `json:"pos"`
+	Text  string   `json:"text"`
+	Marks []string `json:"marks"`
+	Elide bool     `json:"elide"`
+}
+
+const readRowsJS = `[...document.querySelectorAll('#results .hit')].map((r) => {
+	const t = r.querySelector('.txt').cloneNode(true);
+	t.querySelectorAll('.sr-only, .note').forEach((x) => x.remove());
+	const elide = !!t.querySelector('.elide');
+	t.querySelectorAll('.elide').forEach((x) => x.remove());
+	return { n: +r.dataset.n, file: +r.dataset.file, line: +r.dataset.line, pos: +r.getAttribute('aria-posinset'),
+		text: t.textContent, marks: [...t.querySelectorAll('mark')].map((m) => m.textContent), elide };
+})`
+
+// checkRows compares the rendered rows with the API's hits.
+func checkRows(t *testing.T, tb *tab, hits []apiHit) int {
+	t.Helper()
+	tb.wait("rows rendered", `document.querySelectorAll('#results .hit').length > 0`)
+	var rows []rowJSON
+	tb.eval(readRowsJS, &rows)
+	if len(rows) == 0 {
+		t.Fatal("no rows rendered")
+	}
+	for _, r := range rows {
+		if r.N < 0 || r.N >= len(hits) {
+			t.Fatalf("row n=%d outside %d hits", r.N, len(hits))
+		}
+		h := hits[r.N]
+		if r.File != h.FileID || r.Line != h.Line || r.Pos != r.N+1 {
+			t.Errorf("row %d: file %d line %d pos %d; API: file %d line %d", r.N, r.File, r.Line, r.Pos, h.FileID, h.Line)
+		}
+		want := goText(h.raw())
+		if (!r.Elide && r.Text != want) || (r.Elide && !strings.HasSuffix(want, r.Text)) {
+			t.Errorf("row %d (%s:%d): text %q, want %q", r.N, h.Path, h.Line, r.Text, want)
+		}
+		if !slices.Equal(r.Marks, h.marks()) {
+			t.Errorf("row %d (%s:%d): marks %q, want %q", r.N, h.Path, h.Line, r.Marks, h.marks())
+		}
+	}
+	return len(rows)
+}
+
+// readLog reads a log file by its display path ("logs/...").
+func readLog(t *testing.T, logs, display string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(logs, strings.TrimPrefix(display, "logs/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkLayout waits until the rendered result rows neither overlap nor
+// leave gaps (row heights are measured asynchronously).
+func checkLayout(t *testing.T, tb *tab) {
+	t.Helper()
+	tb.wait("rows laid out without overlaps or gaps", `(() => { let prev = null;
+		for (const r of document.querySelectorAll('#results .vlist > *')) {
+			const b = r.getBoundingClientRect();
+			if (prev && Math.abs(b.top - prev.bottom) > 0.5) return false;
+			prev = b;
+		}
+		return prev !== null; })()`)
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func fmtInt(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// ---------- tests ----------
+
+// TestBrowser runs the UI scenarios against one server and one browser.
+func TestBrowser(t *testing.T) {
+	chromium := needChromium(t)
+	start := time.Now()
+	logs := copyFixtures(t, t.TempDir(), map[string]string{"special/latin1.log": latin1})
+	base := startServer(t, logs, func(o *server.Options) { o.Warmup = &mmapstore.WarmOptions{Mode: mmapstore.WarmStaged} })
+	browser := startBrowser(t, chromium)
+	t.Logf("server and browser up in %v", time.Since(start).Round(time.Millisecond))
+	files := apiFiles(t, base)
+	fileID := func(path string) uint64 {
+		for _, f := range files {
+			if f.Path == path {
+				return f.ID
+			}
+		}
+		t.Fatalf("no file %s", path)
+		return 0
+	}
+
+	t.Run("search shows the API's count and highlights", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/")
+		want := apiSearchAll(t, base, url.Values{"q": {"error"}, "mode": {"query"}, "case": {"insensitive"}})
+		tb.search("error")
+		tb.waitResults("error", want.Total)
+		tb.wait("rows", `document.querySelectorAll('#results .hit').length > 10`)
+		if n := checkRows(t, tb, want.Hits); n < 20 {
+			t.Errorf("only %d rows rendered", n)
+		}
+		var u string
+		tb.eval(`location.pathname + location.search`, &u)
+		if u != "/?q=error&mode=query&case=insensitive" {
+			t.Errorf("URL %s", u)
+		}
+		// A long line's expander wraps it; the rows below move down.
+		tb.click(`#results .hit.can-expand .expand`)
+		tb.wait("expanded", `(() => { const r = document.querySelector('#results .hit.is-expanded'); return r && r.offsetHeight > 30; })()`)
+		checkLayout(t, tb)
+	})
+
+	t.Run("non-ASCII and invalid UTF-8 highlights", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		for _, c := range []struct{ q, mode, cs string }{
+			{`Müller|東京|👩‍💻|🚀|€23|Σίσυφος`, "regex", "sensitive"},
+			{"order failed", "literal", "sensitive"},
+			{`\x{FFFD}| uploaded|r.sum.`, "regex", "sensitive"},
+			{"müller", "literal", "insensitive"},
+		} {
+			want := apiSearchAll(t, base, url.Values{"q": {c.q}, "mode": {c.mode}, "case": {c.cs}})
+			if want.Total == 0 {
+				t.Fatalf("%s: no hits in the fixtures", c.q)
+			}
+			tb.open("/?" + url.Values{"q": {c.q}, "mode": {c.mode}, "case": {c.cs}}.Encode())
+			tb.waitResults(c.q, want.Total)
+			checkRows(t, tb, want.Hits)
+		}
+	})
+
+	t.Run("open a hit in the viewer", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"error"}, "mode": {"query"}, "case": {"insensitive"}})
+		tb.open("/?q=error")
+		tb.waitResults("error", want.Total)
+		h := want.Hits[2]
+		tb.click(`#results .hit[data-n="2"] .txt`)
+		tb.wait("viewer at the hit", fmt.Sprintf(`!document.querySelector('#viewer').hidden && document.querySelector('.vline.is-target')?.dataset.line === '%d'`, h.Line))
+		var got struct {
+			Path, Target, Prev, URL string
+			Marks                   []string
+			Lines                   int
+		}
+		tb.eval(`(() => { const t = document.querySelector('.vline.is-target');
+			return { path: document.querySelector('.viewer-path').textContent, target: t.querySelector('.txt').textContent,
+				prev: t.previousElementSibling?.dataset.line || '', marks: [...t.querySelectorAll('mark')].map((m) => m.textContent),
+				lines: document.querySelectorAll('.vline').length, url: location.search }; })()`, &got)
+		if got.Path != h.Path || got.Target != h.Text || !slices.Equal(got.Marks, h.marks()) {
+			t.Errorf("viewer shows %q %q %q; want %s %q %q", got.Path, got.Target, got.Marks, h.Path, h.Text, h.marks())
+		}
+		if h.Line > 1 && got.Prev != fmt.Sprint(h.Line-1) || got.Lines < 2 {
+			t.Errorf("no surrounding lines: prev %q, %d lines", got.Prev, got.Lines)
+		}
+		if !strings.Contains(got.URL, fmt.Sprintf("file=%d&line=%d", h.FileID, h.Line)) {
+			t.Errorf("URL %s", got.URL)
+		}
+
+		// Download fetches exactly the lines shown, as one byte range.
+		tb.eval(`(() => { const orig = URL.createObjectURL; window.blobs = [];
+			URL.createObjectURL = (b) => { window.blobs.push(b); return orig.call(URL, b); }; })()`, nil)
+		tb.click(`[data-act=download]`)
+		tb.wait("download", `window.blobs.length === 1`)
+		var dl struct {
+			Text        string
+			First, Last int
+		}
+		tb.eval(`(async () => ({ text: await window.blobs[0].text(), first: logdex.viewer.first, last: logdex.viewer.last }))()`, &dl)
+		fileLines := strings.SplitAfter(string(readLog(t, logs, h.Path)), "\n")
+		if wantDL := strings.Join(fileLines[dl.First-1:dl.Last], ""); dl.Text != wantDL || dl.First < 1 {
+			t.Errorf("downloaded lines %d-%d: %d bytes, want %d", dl.First, dl.Last, len(dl.Text), len(wantDL))
+		}
+
+		// Deep in a longer file: scrolling loads the lines above and below.
+		dn := fileID("logs/hdfs/datanode.log")
+		var total int64
+		for _, f := range files {
+			if f.ID == dn {
+				total = f.Lines
+			}
+		}
+		tb.open(fmt.Sprintf("/?file=%d&line=300", dn))
+		tb.wait("viewer at 300", `document.querySelector('.vline.is-target')?.dataset.line === '300'`)
+		var first string
+		tb.eval(`document.querySelector('.vline').dataset.line`, &first)
+		if first != "200" {
+			t.Errorf("first line loaded %s, want 200 (100 before)", first)
+		}
+		tb.eval(`document.querySelector('.viewer-body').scrollTop = 0`, nil)
+		tb.wait("lines above loaded", `document.querySelector('.vline').dataset.line === '1' && document.querySelector('.edge.top').textContent === 'Start of file'`)
+		tb.eval(`(() => { const b = document.querySelector('.viewer-body'); b.scrollTop = b.scrollHeight; })()`, nil)
+		tb.wait("lines below loaded", fmt.Sprintf(`(() => { const b = document.querySelector('.viewer-body'); b.scrollTop = b.scrollHeight;
+			return document.querySelector('.vlines').lastElementChild.dataset.line === '%d' && document.querySelector('.edge.bottom').textContent === 'End of file'; })()`, total))
+		var n, dup int
+		tb.eval(`(() => { const ls = [...document.querySelectorAll('.vline')].map((e) => +e.dataset.line); return ls.length; })()`, &n)
+		tb.eval(`(() => { const ls = [...document.querySelectorAll('.vline')].map((e) => +e.dataset.line); return ls.filter((l, i) => l !== i + 1).length; })()`, &dup)
+		if int64(n) != total || dup != 0 {
+			t.Errorf("viewer holds %d lines (%d out of place), file has %d", n, dup, total)
+		}
+	})
+
+	t.Run("infinite scroll shows every hit exactly once", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"INFO"}, "mode": {"query"}, "case": {"insensitive"}})
+		if want.Total <= 600 {
+			t.Fatalf("want a query with several pages, INFO has %d", want.Total)
+		}
+		tb.open("/?q=INFO")
+		tb.waitResults("INFO", want.Total)
+		// Scroll down a screen at a time, as a user would, collecting the
+		// rows on screen until the end of the results shows.
+		var seen []string
+		tb.eval(`(async () => {
+			const sc = document.querySelector('#results'), keys = new Map();
+			const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+			const end = performance.now() + 12000;
+			for (;;) {
+				for (const r of sc.querySelectorAll('.hit')) keys.set(+r.dataset.n, r.dataset.file + ':' + r.dataset.line);
+				const done = logdex.results.done && !logdex.results.loading;
+				if (done && sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 1) break;
+				if (performance.now() > end) break;
+				sc.scrollTop += sc.clientHeight * 0.9;
+				await frame();
+			}
+			return [...keys.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
+		})()`, &seen)
+		if len(seen) != len(want.Hits) {
+			t.Fatalf("saw %d distinct rows while scrolling, API has %d hits", len(seen), len(want.Hits))
+		}
+		for i, h := range want.Hits {
+			if k := fmt.Sprintf("%d:%d", h.FileID, h.Line); seen[i] != k {
+				t.Fatalf("row %d is %s, API hit %d is %s", i, seen[i], i, k)
+			}
+		}
+		var model struct{ Hits, Distinct int }
+		tb.eval(`({ hits: logdex.results.hits.length, distinct: new Set(logdex.results.hits.map((h) => h.file_id + ':' + h.line)).size })`, &model)
+		if model.Hits != want.Total || model.Distinct != want.Total {
+			t.Errorf("model holds %d hits (%d distinct), want %d", model.Hits, model.Distinct, want.Total)
+		}
+		var footer string
+		tb.eval(`document.querySelector('.results-foot').textContent`, &footer)
+		if !strings.Contains(footer, "End of results") {
+			t.Errorf("footer %q", footer)
+		}
+	})
+
+	t.Run("permalink and history", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"timeout"}, "mode": {"literal"}, "case": {"sensitive"}})
+		h := want.Hits[len(want.Hits)/2]
+		link := fmt.Sprintf("/?q=timeout&mode=literal&case=sensitive&file=%d&line=%d", h.FileID, h.Line)
+		tb.open(link)
+		tb.waitResults("timeout", want.Total)
+		tb.wait("viewer at the hit", fmt.Sprintf(`document.querySelector('.vline.is-target')?.dataset.line === '%d' && document.querySelector('.vline.is-target mark')`, h.Line))
+		var st struct {
+			Q, Mode  string
+			Case     bool
+			Selected string
+			Marks    []string
+		}
+		tb.wait("hit selected", `document.querySelector('#results .hit[aria-selected="true"]')`)
+		tb.eval(`({ q: document.querySelector('#q').value, mode: document.querySelector('input[name=mode]:checked').value,
+			case: document.querySelector('#case').checked,
+			selected: (() => { const r = document.querySelector('#results .hit[aria-selected="true"]'); return r.dataset.file + ':' + r.dataset.line; })(),
+			marks: [...document.querySelectorAll('.vline.is-target mark')].map((m) => m.textContent) })`, &st)
+		if st.Q != "timeout" || st.Mode != "literal" || !st.Case || st.Selected != fmt.Sprintf("%d:%d", h.FileID, h.Line) || !slices.Equal(st.Marks, h.marks()) {
+			t.Errorf("permalink state %+v, want hit %d:%d marks %q", st, h.FileID, h.Line, h.marks())
+		}
+
+		// Back and forward restore the search and the viewer.
+		errs := apiSearchAll(t, base, url.Values{"q": {"error"}, "mode": {"literal"}, "case": {"sensitive"}})
+		tb.search("error")
+		tb.waitResults("error", errs.Total)
+		tb.wait("viewer closed by a new search", `document.querySelector('#viewer').hidden`)
+		tb.do("back", chromedp.NavigateBack())
+		tb.waitResults("timeout", want.Total)
+		tb.wait("viewer back", fmt.Sprintf(`document.querySelector('#q').value === 'timeout' && document.querySelector('.vline.is-target')?.dataset.line === '%d'`, h.Line))
+		tb.do("forward", chromedp.NavigateForward())
+		tb.waitResults("error", errs.Total)
+		tb.wait("forward", `document.querySelector('#q').value === 'error' && document.querySelector('#viewer').hidden`)
+	})
+
+	t.Run("bad queries show the error at its position", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.allow("status of 400")
+		tb.open("/")
+		for _, c := range []struct{ q, mode string }{
+			{"a(b", "regex"},
+			{"timeout /a(b/", "query"},
+			{"東京 (timeout OR", "query"},
+			{"x**", "regex"},
+		} {
+			var apiErr struct {
+				Error    string
+				Position *int
+			}
+			u := base + "/api/search?" + url.Values{"q": {c.q}, "mode": {c.mode}}.Encode()
+			if code := getJSON(t, u, &apiErr); code != 400 || apiErr.Position == nil {
+				t.Fatalf("%s: API answers %d %+v", c.q, code, apiErr)
+			}
+			tb.click(fmt.Sprintf(`.seg input[value=%s] + span`, c.mode))
+			tb.search(c.q)
+			tb.wait("error shown", fmt.Sprintf(`!document.querySelector('#q-error').hidden && document.querySelector('#q-error').textContent.includes(%s)`, jsString(apiErr.Error)))
+			var got struct {
+				Mark, Before string
+				Invalid      string
+			}
+			tb.eval(`(() => { const m = document.querySelector('.q-mirror .err-at'); let before = '';
+				for (let n = m.previousSibling; n; n = n.previousSibling) before = n.textContent + before;
+				return { mark: m.textContent, before, invalid: document.querySelector('#q').getAttribute('aria-invalid') }; })()`, &got)
+			runes := []rune(c.q)
+			p := *apiErr.Position
+			wantMark := " "
+			if p < len(runes) {
+				wantMark = string(runes[p])
+			}
+			if got.Mark != wantMark || got.Before != string(runes[:min(p, len(runes))]) || got.Invalid != "true" {
+				t.Errorf("%q (position %d): marked %q after %q, aria-invalid %q", c.q, p, got.Mark, got.Before, got.Invalid)
+			}
+		}
+		tb.shot("error-" + desktop.name + "-light")
+		// A good query clears the error.
+		tb.click(`.seg input[value=query] + span`)
+		tb.search("timeout")
+		tb.wait("error cleared", `document.querySelector('#q-error').hidden && !document.querySelector('#q').hasAttribute('aria-invalid')`)
+	})
+
+	t.Run("log text with HTML is shown as text", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"<"}, "mode": {"literal"}, "case": {"sensitive"}})
+		tb.open("/?q=%3C&mode=literal&case=sensitive")
+		tb.waitResults("<", want.Total)
+		var texts []string
+		tb.eval(`[...document.querySelectorAll('#results .hit .txt')].map((t) => t.textContent)`, &texts)
+		joined := strings.Join(texts, "\n")
+		for _, s := range []string{`<script>alert("x")</script>`, `<b>bold</b> &amp; <i>italic</i>`, `"><img src=x onerror=alert(document.cookie)>`, `</textarea><svg onload=alert(1)>`} {
+			if !strings.Contains(joined, s) {
+				t.Errorf("results do not show %q as text", s)
+			}
+		}
+		checkRows(t, tb, want.Hits)
+		// Open html.log in the viewer: the same lines, as text.
+		html := fileID("logs/special/html.log")
+		tb.open(fmt.Sprintf("/?q=%%3C&mode=literal&case=sensitive&file=%d&line=1", html))
+		tb.wait("viewer", `document.querySelectorAll('.vline').length === 8`)
+		var viewerText string
+		tb.eval(`document.querySelector('.vlines').textContent`, &viewerText)
+		if !strings.Contains(viewerText, `<script>alert("x")</script>`) || !strings.Contains(viewerText, "<b>bold</b> &amp;") {
+			t.Errorf("viewer text %q", viewerText)
+		}
+		var injected int
+		tb.eval(`document.querySelectorAll('#results script, #results img, #results b, #results i, #results svg, #results textarea, #results em, #results a, .vlines script, .vlines img, .vlines b, .vlines i, .vlines svg, .vlines textarea, .vlines em, .vlines [onclick], [onerror], [onload]').length + document.scripts.length - 1`, &injected)
+		if injected != 0 {
+			t.Errorf("%d elements were injected from log text", injected)
+		}
+		// The page would refuse HTML sinks even if the code tried.
+		tb.allow("TrustedHTML")
+		var blocked bool
+		tb.eval(`(() => { try { document.createElement('div').innerHTML = '<b>x</b>'; return false; } catch (e) { return e instanceof TypeError; } })()`, &blocked)
+		if !blocked {
+			t.Error("Trusted Types do not block innerHTML")
+		}
+	})
+
+	t.Run("keyboard", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"error"}, "mode": {"query"}, "case": {"insensitive"}})
+		tb.open("/?q=error")
+		tb.waitResults("error", want.Total)
+		tb.eval(`document.activeElement.blur()`, nil)
+		tb.key("/")
+		tb.wait("/ focuses the search box", `document.activeElement === document.querySelector('#q')`)
+		// Typing in the box types; no shortcut fires.
+		tb.key("j")
+		tb.wait("j typed", `document.querySelector('#q').value === 'j' && !document.querySelector('#results [aria-selected="true"]')`)
+		tb.eval(`document.querySelector('#q').value = 'error'`, nil)
+		tb.key(kb.Escape)
+		tb.wait("Esc leaves the box for the results", `document.activeElement === document.querySelector('#results')`)
+		selected := func() string {
+			var s string
+			tb.eval(`document.querySelector('#results').getAttribute('aria-activedescendant') + '/' + (document.querySelector('#results [aria-selected="true"]')?.id || '')`, &s)
+			return s
+		}
+		tb.key("j")
+		tb.key("j")
+		tb.key("j")
+		tb.key("k")
+		if s := selected(); s != "hit-1/hit-1" {
+			t.Errorf("after j j j k: %s, want hit-1", s)
+		}
+		// j far down scrolls the selection into view.
+		for range 30 {
+			tb.key("j")
+		}
+		var inView bool
+		tb.eval(`(() => { const r = document.querySelector('#results .hit.is-selected').getBoundingClientRect(), s = document.querySelector('#results').getBoundingClientRect();
+			return r.top >= s.top && r.bottom <= s.bottom; })()`, &inView)
+		if s := selected(); s != "hit-31/hit-31" || !inView {
+			t.Errorf("after 30 more j: %s, in view %v", s, inView)
+		}
+		h := want.Hits[31]
+		tb.key(kb.Enter)
+		tb.wait("Enter opens the hit", fmt.Sprintf(`!document.querySelector('#viewer').hidden && document.querySelector('.vline.is-target')?.dataset.line === '%d' && location.search.includes('file=%d&line=%d')`, h.Line, h.FileID, h.Line))
+		// With the viewer open, j previews the next hit.
+		h = want.Hits[32]
+		tb.key("j")
+		tb.wait("j moves the viewer", fmt.Sprintf(`document.querySelector('.vline.is-target')?.dataset.line === '%d' && location.search.includes('file=%d&line=%d')`, h.Line, h.FileID, h.Line))
+		tb.key(kb.Escape)
+		tb.wait("Esc closes the viewer", `document.querySelector('#viewer').hidden && !location.search.includes('file=') && document.activeElement === document.querySelector('#results')`)
+		tb.key("?")
+		tb.wait("? opens the help", `document.querySelector('#help').matches(':popover-open')`)
+		tb.key(kb.Escape)
+		tb.wait("Esc closes the help", `!document.querySelector('#help').matches(':popover-open')`)
+	})
+
+	t.Run("files page", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/files")
+		tb.wait("files listed", fmt.Sprintf(`document.querySelectorAll('.files-table tbody tr[data-id]').length === %d`, len(files)))
+		sizes := func() []int64 {
+			var ids []uint64
+			tb.eval(`[...document.querySelectorAll('.files-table tbody tr')].map((r) => +r.dataset.id)`, &ids)
+			out := []int64{}
+			for _, id := range ids {
+				for _, f := range files {
+					if f.ID == id {
+						out = append(out, f.Size)
+					}
+				}
+			}
+			return out
+		}
+		tb.click(`button.sort[data-sort=size]`)
+		tb.wait("sorted by size", `document.querySelector('th[aria-sort=descending] .sort')?.dataset.sort === 'size'`)
+		if s := sizes(); !slices.IsSortedFunc(s, func(a, b int64) int { return int(b - a) }) || len(s) != len(files) {
+			t.Errorf("not sorted by size, largest first: %v", s)
+		}
+		tb.click(`button.sort[data-sort=size]`)
+		tb.wait("sorted by size ascending", `document.querySelector('th[aria-sort=ascending] .sort')?.dataset.sort === 'size'`)
+		if s := sizes(); !slices.IsSorted(s) {
+			t.Errorf("not sorted by size, smallest first: %v", s)
+		}
+		tb.click(`button.sort[data-sort=path]`)
+		tb.shot("files-" + desktop.name + "-light")
+		id := fileID("logs/app/gateway.log")
+		tb.click(fmt.Sprintf(`a[data-open="%d"]`, id))
+		tb.wait("file opens in the viewer", fmt.Sprintf(`document.querySelector('.vline.is-target')?.dataset.line === '1' && location.pathname === '/files' && location.search.includes('file=%d&line=1')`, id))
+		var p string
+		tb.eval(`document.querySelector('.viewer-path').textContent`, &p)
+		if p != "logs/app/gateway.log" {
+			t.Errorf("viewer path %q", p)
+		}
+	})
+
+	t.Run("status shows the index and warm-up", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/")
+		tb.wait("chip", fmt.Sprintf(`document.querySelector('#status-chip').textContent.includes('%d files')`, len(files)))
+		tb.click("#status-chip")
+		tb.wait("status panel", `document.querySelector('#status-panel').matches(':popover-open') && /Warm-up\s*staged/.test(document.querySelector('#status-panel').textContent)`)
+		tb.wait("resident", `/In memory\s*\d+% of .* resident/.test(document.querySelector('#status-panel').textContent)`)
+		// A warm-up in progress (the fixture's index warms in an instant, so
+		// render a status as the server sends it while warming).
+		for _, vp := range []viewport{desktop, phone} {
+			tb.setViewport(vp, false)
+			tb.eval(`(async () => { const st = await (await fetch('/api/status')).json();
+				st.warmup = { ...st.warmup, state: 'running', stage: 'postings', mapped_bytes: 901e6, resident_bytes: 412e6, rate_mb_s: 212 };
+				logdex.status.render(st, null); return true; })()`, nil)
+			tb.wait("warming shown", `/warming 45%/.test(document.querySelector('#status-chip').textContent) &&
+				/running \(postings\)/.test(document.querySelector('#status-panel').textContent) &&
+				document.querySelector('#status-chip [role=progressbar]').getAttribute('aria-valuenow') === '45'`)
+			tb.shot("status-warming-" + vp.name + "-light")
+		}
+	})
+
+	t.Run("screenshots", func(t *testing.T) {
+		want := apiSearchAll(t, base, url.Values{"q": {"error OR timeout"}, "mode": {"query"}, "case": {"insensitive"}})
+		// A hit well inside its file, so the viewer shows lines around it.
+		h := want.Hits[slices.IndexFunc(want.Hits, func(h apiHit) bool { return h.Line > 40 && strings.Contains(h.Path, "worker") })]
+		for _, vp := range []viewport{desktop, phone} {
+			for _, dark := range []bool{false, true} {
+				scheme := map[bool]string{false: "light", true: "dark"}[dark]
+				tb := newTab(t, browser, base, vp, dark)
+				tb.open("/")
+				tb.shot(fmt.Sprintf("welcome-%s-%s", vp.name, scheme))
+				tb.open("/?q=error+OR+timeout")
+				tb.waitResults("error OR timeout", want.Total)
+				tb.key("j")
+				tb.key("j")
+				checkLayout(t, tb)
+				tb.shot(fmt.Sprintf("results-%s-%s", vp.name, scheme))
+				tb.open(fmt.Sprintf("/?q=error+OR+timeout&file=%d&line=%d", h.FileID, h.Line))
+				tb.waitResults("error OR timeout", want.Total)
+				tb.wait("viewer", fmt.Sprintf(`document.querySelector('.vline.is-target')?.dataset.line === '%d' && document.querySelector('.vline.is-target mark')`, h.Line))
+				tb.shot(fmt.Sprintf("viewer-%s-%s", vp.name, scheme))
+				if vp == phone && !dark {
+					tb.allow("status of 400")
+					tb.open("/files")
+					tb.wait("files", `document.querySelectorAll('.files-table tbody tr[data-id]').length > 0`)
+					tb.shot("files-" + vp.name + "-" + scheme)
+					tb.open("/")
+					tb.click(`.seg input[value=regex] + span`)
+					tb.search("blk_(")
+					tb.wait("error", `!document.querySelector('#q-error').hidden`)
+					tb.shot("error-" + vp.name + "-" + scheme)
+				}
+				if !dark {
+					tb.open("/")
+					tb.click(".help-btn")
+					tb.wait("help", `document.querySelector('#help').matches(':popover-open')`)
+					tb.shot("help-" + vp.name + "-" + scheme)
+				}
+			}
+		}
+	})
+	t.Run("asks for the token when the API needs one", func(t *testing.T) {
+		const token = "s3cret-token"
+		authBase := startServer(t, copyFixtures(t, t.TempDir(), nil), func(o *server.Options) { o.AuthToken = token })
+		tb := newTab(t, browser, authBase, desktop, false)
+		tb.allow("status of 401")
+		tb.do("navigate", chromedp.Navigate(authBase+"/?q=error"))
+		tb.wait("token dialog", `document.querySelector('#token-dialog').open`)
+		tb.shot("token-" + desktop.name + "-light")
+		tb.wait("token field focused", `document.activeElement === document.querySelector('#token-input')`)
+		tb.typeText(token)
+		tb.key(kb.Enter)
+		tb.waitResults("error", 48)
+		tb.wait("status", `['ok', 'warm'].includes(document.querySelector('#status-chip').dataset.state)`)
+	})
+
+	t.Run("10,000 hits stay responsive", func(t *testing.T) {
+		testManyHits(t, browser)
+	})
+	t.Logf("browser tests took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// testManyHits loads 12,000 hits into the list and measures what the
+// virtual list costs: rows in the DOM, time per scroll jump and per j
+// step, against building all rows at once.
+func testManyHits(t *testing.T, browser context.Context) {
+	const n = 12_000
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "2026-10-10T%02d:%02d:%02d.%03dZ INFO  worker-%d processed job id=%08x items=%d status=ok\n",
+			i/3600%24, i/60%60, i%60, i%1000, i%8, i*2654435761%(1<<32), i%97)
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "jobs.log"), []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := startServer(t, logs)
+	tb := newTab(t, browser, base, desktop, false)
+	began := time.Now()
+	tb.open("/?q=processed")
+	tb.waitResults("processed", n)
+	tb.wait("rows", `document.querySelectorAll('#results .hit').length > 0`)
+	firstPage := time.Since(began)
+
+	var m struct {
+		LoadMS, Rows, Nodes, Hits                       float64
+		JumpMedian, JumpP95, ScrollMedian, ScrollP95    float64
+		StepMedian, StepMax, NaiveMS, NaiveNodes, Pages float64
+	}
+	tb.eval(`(async () => {
+		const r = logdex.results, sc = document.querySelector('#results');
+		const frame = () => new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+		const t0 = performance.now();
+		let pages = 1;
+		while (!r.done) {
+			sc.scrollTop = sc.scrollHeight;
+			await frame();
+			while (r.loading) await frame();
+			pages++;
+		}
+		const loadMS = performance.now() - t0;
+		const q = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+		// Each sample: set scrollTop, render, force layout.
+		const sample = (y) => { const a = performance.now(); sc.scrollTop = y; r.vlist.update(); void document.body.offsetHeight; return performance.now() - a; };
+		// Jumps to random places (every row on screen is new).
+		const jumps = [];
+		let seed = 7;
+		for (let i = 0; i < 100; i++) {
+			seed = (seed * 1103515245 + 12345) % 2147483648;
+			jumps.push(sample((seed / 2147483648) * (sc.scrollHeight - sc.clientHeight)));
+		}
+		// Scrolling as a wheel does, 60 px a step from the middle.
+		const scrolls = [];
+		let y = sc.scrollHeight / 2;
+		for (let i = 0; i < 200; i++) scrolls.push(sample(y += 60));
+		// j steps through the list from the top.
+		sc.scrollTop = 0; r.vlist.update();
+		const steps = [];
+		for (let i = 0; i < 200; i++) {
+			const a = performance.now();
+			r.move(1);
+			void document.body.offsetHeight;
+			steps.push(performance.now() - a);
+		}
+		const rows = sc.querySelectorAll('.hit').length, nodes = document.getElementsByTagName('*').length;
+		// The alternative: every row in the DOM at once.
+		const a = performance.now();
+		const box = document.createElement('div');
+		box.style.cssText = '';
+		for (let i = 0; i < r.items.length; i++) { const el = r.renderItem(i); box.append(el); }
+		box.className = 'naive';
+		sc.parentElement.append(box);
+		void box.offsetHeight;
+		const naive = performance.now() - a, naiveNodes = box.getElementsByTagName('*').length;
+		box.remove();
+		return { loadMS, rows, nodes, hits: r.hits.length, pages,
+			jumpMedian: q(jumps, .5), jumpP95: q(jumps, .95), scrollMedian: q(scrolls, .5), scrollP95: q(scrolls, .95),
+			stepMedian: q(steps, .5), stepMax: Math.max(...steps), naiveMS: naive, naiveNodes };
+	})()`, &m)
+	t.Logf("10k: first page on screen %v; all %d hits loaded in %.0f ms (%d pages); %d rows in the DOM (%d elements in the page)",
+		firstPage.Round(time.Millisecond), int(m.Hits), m.LoadMS, int(m.Pages), int(m.Rows), int(m.Nodes))
+	t.Logf("10k: per scroll step (60 px) median %.2f ms, p95 %.2f ms; per jump to a random place median %.2f ms, p95 %.2f ms; per j median %.2f ms, max %.2f ms",
+		m.ScrollMedian, m.ScrollP95, m.JumpMedian, m.JumpP95, m.StepMedian, m.StepMax)
+	t.Logf("10k: rendering all rows at once instead: %.0f ms and %d elements", m.NaiveMS, int(m.NaiveNodes))
+	if int(m.Hits) != n {
+		t.Errorf("loaded %d hits, want %d", int(m.Hits), n)
+	}
+	if m.Rows > 200 {
+		t.Errorf("%d rows in the DOM: the list is not virtualized", int(m.Rows))
+	}
+	// Generous bounds (CI machines are slow and busy): a frame is 16 ms.
+	if m.ScrollMedian > 16 || m.StepMedian > 16 || m.JumpMedian > 50 {
+		t.Errorf("scrolling is slow: median step %.1f ms, jump %.1f ms, j %.1f ms", m.ScrollMedian, m.JumpMedian, m.StepMedian)
+	}
+	var sel string
+	tb.eval(`document.querySelector('#results .hit.is-selected')?.id || ''`, &sel)
+	if sel != "hit-199" {
+		t.Errorf("after 200 j steps the selection is %q", sel)
+	}
+}

@@ -1,0 +1,317 @@
+// The app: URL state, the search form, keyboard shortcuts, and the wiring
+// between results, viewer, files page and status.
+//
+// The URL is the single source of truth for what is shown
+// (/?q=…&mode=…&case=…&file=ID&line=N, or /files?…), so reload, shared
+// links and back/forward all reproduce a view: user actions build a new
+// state, push it to history, then apply it; popstate applies the URL.
+
+import { h, $, clear, fmtInt, fmtBytes, isTyping } from './dom.js';
+import * as api from './api.js';
+import { Results } from './results.js';
+import { Viewer } from './viewer.js';
+import { FilesPage } from './files.js';
+import { Status } from './status.js';
+
+const MODES = ['query', 'literal', 'regex'];
+const defaultCase = (mode) => (mode === 'query' ? 'insensitive' : 'sensitive');
+
+const form = $('#search-form');
+const input = $('#q');
+const caseBox = $('#case');
+const errBox = $('#q-error');
+const resultsEl = $('#results');
+
+let state = { page: 'search', q: '', mode: 'query', case: 'insensitive', file: null, line: 1 };
+let searchKey = null; // the search on screen, to run each search once
+
+// --- URL state ---
+
+function parseURL() {
+  const u = new URL(location.href);
+  const sp = u.searchParams;
+  const page = u.pathname.replace(/\/+$/, '') === '/files' ? 'files' : 'search';
+  const mode = MODES.includes(sp.get('mode')) ? sp.get('mode') : 'query';
+  const cs = ['sensitive', 'insensitive'].includes(sp.get('case')) ? sp.get('case') : defaultCase(mode);
+  const f = sp.get('file');
+  const file = f !== null && /^\d+$/.test(f) ? Number(f) : null;
+  const line = Math.max(1, parseInt(sp.get('line'), 10) || 1);
+  return { page, q: sp.get('q') || '', mode, case: cs, file, line };
+}
+
+function buildURL(s) {
+  const sp = new URLSearchParams();
+  if (s.q) { sp.set('q', s.q); sp.set('mode', s.mode); sp.set('case', s.case); }
+  if (s.file !== null) { sp.set('file', String(s.file)); sp.set('line', String(s.line)); }
+  const qs = sp.toString();
+  return (s.page === 'files' ? '/files' : '/') + (qs ? `?${qs}` : '');
+}
+
+// go applies state s and records it in history ('push', 'replace' or
+// 'none' when it came from the URL).
+function go(s, how = 'push', opts = {}) {
+  const url = buildURL(s);
+  if (how === 'push' && url !== location.pathname + location.search) history.pushState(null, '', url);
+  else if (how === 'replace') history.replaceState(null, '', url);
+  apply(s, opts);
+}
+
+function apply(s, { focusViewer = false, fromURL = false } = {}) {
+  state = s;
+  if (fromURL) syncForm();
+  showPage(s.page);
+  const key = s.q ? `${s.mode}\u0000${s.case}\u0000${s.q}` : '';
+  if (key !== searchKey) {
+    searchKey = key;
+    hideError();
+    if (s.q) results.start({ q: s.q, mode: s.mode, case: s.case });
+    else results.idle();
+  }
+  if (s.file !== null) {
+    const hit = results.hitsIn(s.file)?.get(s.line);
+    viewer.open({ fileId: s.file, line: s.line, path: hit?.path, focus: focusViewer });
+  } else if (viewer.isOpen) {
+    viewer.close();
+  }
+  document.title = s.page === 'files' ? 'Files · logdex' : s.q ? `${s.q} · logdex` : 'logdex';
+}
+
+function syncForm() {
+  input.value = state.q;
+  for (const r of form.elements.mode) r.checked = r.value === state.mode;
+  caseBox.checked = state.case === 'sensitive';
+  updatePlaceholder();
+}
+
+function formState() {
+  const mode = form.elements.mode.value || 'query';
+  return { ...state, page: 'search', q: input.value, mode, case: caseBox.checked ? 'sensitive' : 'insensitive', file: null, line: 1 };
+}
+
+function showPage(page) {
+  $('#page-search').hidden = page !== 'search';
+  $('#page-files').hidden = page !== 'files';
+  for (const a of document.querySelectorAll('.tabs a')) {
+    if (a.dataset.nav === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  if (page === 'files' && !files.files) files.load();
+}
+
+// --- search form ---
+
+const PLACEHOLDERS = {
+  query: ['Search logs — error, "connection reset", timeout OR refused, /blk_[0-9]+/', 'Search logs'],
+  literal: ['Exact text, like grep -F — e.g. rhost=10.0.', 'Exact text (grep -F)'],
+  regex: ['Regular expression (RE2), like grep -E — e.g. blk_-?[0-9]+', 'Regex (RE2, grep -E)'],
+};
+const narrow = matchMedia('(max-width: 640px)');
+function updatePlaceholder() {
+  const p = PLACEHOLDERS[form.elements.mode.value] || PLACEHOLDERS.query;
+  input.placeholder = p[narrow.matches ? 1 : 0];
+}
+narrow.addEventListener('change', updatePlaceholder);
+
+form.addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  searchKey = null; // Enter on the same query searches again
+  go(formState());
+});
+form.addEventListener('change', (ev) => {
+  if (ev.target.name === 'mode') updatePlaceholder();
+  // Changing mode or case re-runs a search that is on screen.
+  if ((ev.target.name === 'mode' || ev.target === caseBox) && input.value) go(formState());
+});
+input.addEventListener('input', () => input.removeAttribute('aria-invalid'));
+
+for (const b of document.querySelectorAll('[data-example]')) {
+  b.addEventListener('click', () => {
+    input.value = b.dataset.example;
+    for (const r of form.elements.mode) r.checked = r.value === (b.dataset.mode || 'query');
+    caseBox.checked = false;
+    updatePlaceholder();
+    go(formState());
+  });
+}
+
+// --- errors next to the search box ---
+
+function hideError() {
+  errBox.hidden = true;
+  input.removeAttribute('aria-invalid');
+}
+
+function showError(err) {
+  const msg = $('.q-error-msg', errBox), mirror = $('.q-mirror', errBox);
+  clear(msg);
+  clear(mirror);
+  mirror.hidden = true;
+  if (err.status === 400 && err.position !== null) {
+    // position counts characters (code points); JS strings count UTF-16.
+    const chars = Array.from(state.q);
+    const p = Math.min(err.position, chars.length);
+    msg.append(h('strong', { text: 'Invalid query: ' }), err.message, h('span', { class: 'muted', text: ` (at character ${p + 1})` }));
+    mirror.append(chars.slice(0, p).join(''),
+      h('mark', { class: 'err-at', text: p < chars.length ? chars[p] : ' ' }),
+      chars.slice(p + 1).join(''));
+    mirror.hidden = false;
+    input.setAttribute('aria-invalid', 'true');
+    // Put the caret where the problem is.
+    const at = chars.slice(0, p).join('').length;
+    if (document.activeElement === input) input.setSelectionRange(at, at + (chars[p] || '').length);
+  } else if (err.status === 503) {
+    msg.append(h('strong', { text: 'Server busy: ' }), err.message, '. Try again in a moment.');
+  } else if (err.status === 0) {
+    msg.append(h('strong', { text: 'Offline: ' }), err.message, '.');
+  } else {
+    msg.append(h('strong', { text: `Error ${err.status}: ` }), err.message);
+  }
+  errBox.hidden = false;
+}
+
+// --- results, viewer, files, status ---
+
+const results = new Results({
+  scroller: resultsEl,
+  footer: $('.results-foot', resultsEl),
+  summary: $('#summary'),
+  empty: $('#empty'),
+}, {
+  onOpen: (hit, { focus }) => openHit(hit, 'push', focus),
+  onError: showError,
+  onPage: () => {
+    viewer.refreshMatches();
+    // A permalink's hit: select it once its page is in.
+    if (state.file !== null && results.sel < 0) {
+      const i = results.find(state.file, state.line);
+      if (i >= 0) results.select(i);
+    }
+  },
+});
+
+function openHit(hit, how = 'push', focus = false) {
+  go({ ...state, page: 'search', file: hit.file_id, line: hit.line }, how, { focusViewer: focus });
+}
+
+const viewer = new Viewer($('#viewer'), {
+  onClose: () => closeViewer(),
+  onAnchor: (line) => go({ ...state, line }, 'replace'),
+  matches: (fileId) => results.hitsIn(fileId),
+  permalink: (fileId, line) => buildURL({ ...state, file: fileId, line }),
+});
+
+function closeViewer() {
+  if (!viewer.isOpen) return;
+  go({ ...state, file: null, line: 1 });
+  if (state.page === 'search' && results.hits.length) resultsEl.focus({ preventScroll: true });
+}
+
+const files = new FilesPage($('#page-files'), {
+  href: (f) => buildURL({ ...state, page: 'files', file: f.id, line: 1 }),
+  onOpen: (f) => go({ ...state, page: 'files', file: f.id, line: 1 }, 'push', { focusViewer: true }),
+});
+
+const status = new Status($('#status-chip'), $('#status-panel'), {
+  onStatus: (st) => {
+    const el = $('.welcome-stats');
+    if (el && st?.index) {
+      el.textContent = `${fmtInt(st.index.files)} files · ${fmtInt(st.index.lines)} lines · ${fmtBytes(st.index.bytes)} indexed`;
+    }
+  },
+});
+
+// Tabs and the brand link navigate inside the app.
+for (const a of document.querySelectorAll('[data-nav]')) {
+  a.addEventListener('click', (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
+    ev.preventDefault();
+    const page = a.dataset.nav;
+    if (a.classList.contains('brand')) go({ ...state, page, q: '', file: null, line: 1 });
+    else go({ ...state, page, file: null, line: 1 });
+    if (page === 'search') syncForm();
+  });
+}
+
+// --- keyboard ---
+
+document.addEventListener('keydown', (ev) => {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+  if (ev.key === 'Escape') {
+    if (document.querySelector(':popover-open') || $('#token-dialog').open) return; // they close themselves
+    if (viewer.isOpen) { ev.preventDefault(); closeViewer(); return; }
+    if (ev.target === input) {
+      ev.preventDefault();
+      if (!errBox.hidden) hideError();
+      input.blur();
+      if (results.hits.length) resultsEl.focus({ preventScroll: true });
+    }
+    return;
+  }
+  if (isTyping(ev)) {
+    // ArrowDown leaves the search box for the results.
+    if (ev.target === input && ev.key === 'ArrowDown' && results.hits.length) {
+      ev.preventDefault();
+      resultsEl.focus({ preventScroll: true });
+      if (results.sel < 0) results.select(0);
+    }
+    return;
+  }
+  const inList = ev.target === resultsEl;
+  switch (ev.key) {
+    case '/':
+      ev.preventDefault();
+      if (state.page !== 'search') go({ ...state, page: 'search', file: null, line: 1 });
+      input.focus();
+      input.select();
+      break;
+    case '?':
+      ev.preventDefault();
+      $('#help').togglePopover();
+      break;
+    case 'j': case 'k': case 'ArrowDown': case 'ArrowUp': {
+      if (state.page !== 'search' || (ev.key.startsWith('Arrow') && !inList)) return;
+      ev.preventDefault();
+      const hit = results.move(ev.key === 'j' || ev.key === 'ArrowDown' ? 1 : -1);
+      // With the viewer open, j/k preview each hit in it.
+      if (hit && viewer.isOpen) openHit(hit, 'replace');
+      break;
+    }
+    case 'Enter': {
+      const t = ev.target;
+      if (!(inList || t === document.body || t.closest?.('.viewer-body'))) return;
+      const hit = results.selected();
+      if (!hit || state.page !== 'search') return;
+      ev.preventDefault();
+      openHit(hit, 'push', true);
+      break;
+    }
+    default:
+  }
+});
+
+// --- token prompt (the API needs one when served off loopback) ---
+
+let tokenAsk = null;
+$('#token-dialog [data-act=cancel]').addEventListener('click', () => $('#token-dialog').close('cancel'));
+api.onAuthRequired(() => {
+  if (tokenAsk) return tokenAsk;
+  const dlg = $('#token-dialog'), ti = $('#token-input');
+  tokenAsk = new Promise((resolve) => {
+    dlg.addEventListener('close', () => {
+      tokenAsk = null;
+      resolve(dlg.returnValue === 'ok' ? ti.value.trim() : null);
+    }, { once: true });
+    ti.value = '';
+    dlg.showModal();
+  });
+  return tokenAsk;
+});
+
+// --- start ---
+
+// A handle for tests and for poking at the UI from the console.
+window.logdex = { results, viewer, files, status };
+
+window.addEventListener('popstate', () => apply(parseURL(), { fromURL: true }));
+apply(parseURL(), { fromURL: true });
+status.start();
+if (!state.q && state.page === 'search' && state.file === null) input.focus();
