@@ -94,6 +94,7 @@ func TestPropertyLiteralVsGrep(t *testing.T) {
 	if testing.Short() {
 		n = 150
 	}
+	n /= raceScale
 	for i := 0; i < n; i++ {
 		p := g.cut()
 		if bytes.IndexByte(p, 0) >= 0 {
@@ -166,6 +167,7 @@ func TestPropertyRegexVsGrep(t *testing.T) {
 	if testing.Short() {
 		n = 80
 	}
+	n /= raceScale
 	for i := 0; i < n; i++ {
 		expr := g.regexFrom()
 		fold := g.r.IntN(4) == 0

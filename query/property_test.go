@@ -222,6 +222,7 @@ func TestPropertyQueryLanguage(t *testing.T) {
 	if testing.Short() {
 		n = 60
 	}
+	n /= raceScale
 	for i := 0; i < n; i++ {
 		node := g.tree(2)
 		q, err := CompileNode(node, ModeQuery)

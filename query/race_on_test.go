@@ -1,0 +1,7 @@
+//go:build race
+
+package query
+
+// The race detector slows searches about tenfold; property tests then run
+// a quarter of their cases (the plain run does them all).
+const raceScale = 4
