@@ -856,9 +856,13 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("log text with HTML is shown as text", func(t *testing.T) {
 		tb := newTab(t, browser, base, desktop, false)
-		want := apiSearchAll(t, base, url.Values{"q": {"<"}, "mode": {"literal"}, "case": {"sensitive"}})
-		tb.open("/?q=%3C&mode=literal&case=sensitive")
-		tb.waitResults("<", want.Total)
+		// A query matching only the markup lines, so that every one of them
+		// is among the rows the virtualized list renders.
+		const markup = `<script>|<b>bold|onerror=|<svg onload`
+		want := apiSearchAll(t, base, url.Values{"q": {markup}, "mode": {"regex"}, "case": {"sensitive"}})
+		tb.open("/?q=" + url.QueryEscape(markup) + "&mode=regex&case=sensitive")
+		tb.waitResults(markup, want.Total)
+		tb.wait("rows rendered", fmt.Sprintf(`document.querySelectorAll('#results .hit .txt').length >= %d`, want.Total))
 		var texts []string
 		tb.eval(`[...document.querySelectorAll('#results .hit .txt')].map((t) => t.textContent)`, &texts)
 		joined := strings.Join(texts, "\n")
