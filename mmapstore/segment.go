@@ -271,6 +271,23 @@ func (s *Segment) BlockKey(b int) []byte {
 	return s.blockKeys[o:e]
 }
 
+// EstimatePrefixTerms estimates, from the block keys alone, how many
+// dictionary terms start with prefix: the blocks whose key range meets the
+// prefix's, times the average block. It lets a query skip expanding a
+// prefix that would cost more than it saves without walking it first.
+func (s *Segment) EstimatePrefixTerms(prefix []byte) int {
+	if s.nblocks == 0 {
+		return 0
+	}
+	first := sort.Search(s.nblocks, func(b int) bool { return bytes.Compare(s.BlockKey(b), prefix) >= 0 })
+	last := s.nblocks
+	if end := successor(prefix); end != nil {
+		last = sort.Search(s.nblocks, func(b int) bool { return bytes.Compare(s.BlockKey(b), end) >= 0 })
+	}
+	blocks := last - first + 1 // the block before first may hold some too
+	return int(uint64(blocks) * s.terms / uint64(s.nblocks))
+}
+
 // BlockCandidates returns the dictionary blocks whose trigram filters
 // admit every trigram of needle (padded with a 0 byte at the end when
 // suffix is set, and at the start when prefix is set): a superset of the
@@ -740,15 +757,27 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	var kept []uint32
 	var id uint64
 	k := 0
+	b := d.B
 	for i := uint64(0); i < count && k < len(want); i++ {
-		v := d.Uvarint()
+		// Inlined uvarint: most gaps fit one byte.
+		var v uint64
+		if len(b) > 0 && b[0] < 0x80 {
+			v, b = uint64(b[0]), b[1:]
+		} else {
+			n := 0
+			v, n = binary.Uvarint(b)
+			if n <= 0 {
+				return nil, s.corrupt("postings", int64(off), "bad list entry")
+			}
+			b = b[n:]
+		}
 		if i > 0 {
 			if v == 0 {
-				d.Err = fmt.Errorf("zero gap")
+				return nil, s.corrupt("postings", int64(off), "zero gap")
 			}
 			v += id
 		}
-		if d.Err != nil || v >= uint64(s.lines) {
+		if v >= uint64(s.lines) {
 			return nil, s.corrupt("postings", int64(off), "bad list entry")
 		}
 		id = v
@@ -828,12 +857,31 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 	if err != nil {
 		return LineLoc{}, err
 	}
-	d := Decbuf{B: s.lens[pos:]}
-	for k := rel % GroupSize; k > 0; k-- {
-		off += int64(d.Uvarint())
+	b := s.lens[pos:]
+	var n int64
+	for k := rel % GroupSize; ; k-- {
+		// Inlined uvarint (the hot loop of locating lines): lengths below
+		// 128 take one byte, most log lines two.
+		var v uint64
+		switch {
+		case len(b) > 0 && b[0] < 0x80:
+			v, b = uint64(b[0]), b[1:]
+		case len(b) > 1 && b[1] < 0x80:
+			v, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
+		default:
+			var w int
+			if v, w = binary.Uvarint(b); w <= 0 {
+				return LineLoc{}, s.corrupt("line lengths", int64(pos), "bad length of line %d", line)
+			}
+			b = b[w:]
+		}
+		if k == 0 {
+			n = int64(v)
+			break
+		}
+		off += int64(v)
 	}
-	n := int64(d.Uvarint())
-	if d.Err != nil || n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
+	if n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
 		return LineLoc{}, s.corrupt("line lengths", int64(pos), "line %d does not fit its span", line)
 	}
 	return LineLoc{Span: si, Offset: off, Length: n}, nil

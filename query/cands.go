@@ -228,6 +228,9 @@ func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
 // prefix unions the lines of every term starting with p; false when more
 // than budget terms do.
 func (e *segEval) prefix(p []byte, budget int) (*roaring.Bitmap, bool, error) {
+	if budget < maxExpand && e.seg.EstimatePrefixTerms(p) > 2*budget {
+		return nil, false, nil // clearly over budget: do not walk it
+	}
 	var refs []uint64
 	over := false
 	err := e.seg.PrefixTerms(p, func(_ []byte, ref uint64) bool {

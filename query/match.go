@@ -149,23 +149,22 @@ func tokenSpans(ls *lineState) [][2]int {
 	return out
 }
 
-func (m termM) highlight(ls *lineState, dst [][2]int) [][2]int {
+// highlightTokens appends the spans of the line's tokens that ok accepts.
+func highlightTokens(ls *lineState, dst [][2]int, ok func([]byte) bool) [][2]int {
 	spans := tokenSpans(ls)
 	for i := range ls.tokens() {
-		if bytes.Equal(ls.tok(i), m.t) {
+		if ok(ls.tok(i)) {
 			dst = append(dst, spans[i])
 		}
 	}
 	return dst
 }
+
+func (m termM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.Equal(t, m.t) })
+}
 func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
-	spans := tokenSpans(ls)
-	for i := range ls.tokens() {
-		if bytes.HasPrefix(ls.tok(i), m.t) {
-			dst = append(dst, spans[i])
-		}
-	}
-	return dst
+	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.HasPrefix(t, m.t) })
 }
 func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	spans := tokenSpans(ls)

@@ -143,18 +143,26 @@ var (
 	errReplaced = errors.New("replaced since indexing (rotated or truncated)")
 )
 
+// locate returns the directory f lies beneath and its name there.
+func (s *Searcher) locate(f *File) (*os.Root, string, error) {
+	d := s.rootDir(f.Rec.Root)
+	if d.err != nil {
+		return nil, "", d.err
+	}
+	if d.name != "" {
+		return d.dir, d.name, nil
+	}
+	return d.dir, filepath.FromSlash(f.Rec.Path), nil
+}
+
 // OpenFile opens f beneath its root. The returned file may differ from the
 // indexed one; Check tells.
 func (s *Searcher) OpenFile(f *File) (*os.File, error) {
-	d := s.rootDir(f.Rec.Root)
-	if d.err != nil {
-		return nil, d.err
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return nil, err
 	}
-	name := filepath.FromSlash(f.Rec.Path)
-	if d.name != "" {
-		name = d.name
-	}
-	fh, err := d.dir.Open(name)
+	fh, err := dir.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -222,15 +230,11 @@ func (s *Searcher) check(f *File) (*handle, error) {
 // needs reading: one stat per file and query.
 func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
 	if !mustRead {
-		d := s.rootDir(f.Rec.Root)
-		if d.err != nil {
-			return nil, d.err
+		dir, name, err := s.locate(f)
+		if err != nil {
+			return nil, err
 		}
-		name := filepath.FromSlash(f.Rec.Path)
-		if d.name != "" {
-			name = d.name
-		}
-		fi, err := d.dir.Stat(name)
+		fi, err := dir.Stat(name)
 		if errors.Is(err, os.ErrNotExist) {
 			return &handle{stale: errDeleted}, nil
 		}
