@@ -16,6 +16,7 @@ type lineState struct {
 	sc        token.Scanner
 	buf       []byte
 	toks      [][2]int // folded terms as ranges of buf
+	spans     [][2]int // the same tokens as byte ranges of the line
 }
 
 func (ls *lineState) reset(line []byte) {
@@ -28,12 +29,14 @@ func (ls *lineState) tokens() [][2]int {
 		return ls.toks
 	}
 	ls.tokenized = true
-	ls.buf, ls.toks = ls.buf[:0], ls.toks[:0]
+	ls.buf, ls.toks, ls.spans = ls.buf[:0], ls.toks[:0], ls.spans[:0]
 	ls.sc.Reset(ls.line)
 	for ls.sc.Next() {
 		s := len(ls.buf)
 		ls.buf = append(ls.buf, ls.sc.Term()...)
 		ls.toks = append(ls.toks, [2]int{s, len(ls.buf)})
+		a, b := ls.sc.Span()
+		ls.spans = append(ls.spans, [2]int{a, b})
 	}
 	return ls.toks
 }
@@ -139,14 +142,8 @@ func (allM) highlight(_ *lineState, dst [][2]int) [][2]int { return dst }
 // tokenSpans returns the raw byte ranges of the line's tokens, in order,
 // parallel to ls.tokens().
 func tokenSpans(ls *lineState) [][2]int {
-	var sc token.Scanner
-	sc.Reset(ls.line)
-	var out [][2]int
-	for sc.Next() {
-		s, e := sc.Span()
-		out = append(out, [2]int{s, e})
-	}
-	return out
+	ls.tokens()
+	return ls.spans
 }
 
 // highlightTokens appends the spans of the line's tokens that ok accepts.

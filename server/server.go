@@ -47,7 +47,7 @@ type Options struct {
 	AuthToken string
 
 	MaxSearches   int           // searches running at once (2×GOMAXPROCS)
-	MaxQueued     int           // searches waiting for a slot (16×GOMAXPROCS); more get 503 at once
+	MaxQueued     int           // searches waiting for a slot (128×GOMAXPROCS); more get 503 at once
 	QueueWait     time.Duration // longest wait for a slot before 503 (1s)
 	SearchTimeout time.Duration // per /api/search request (30s)
 	CacheTTL      time.Duration // /api/search response cache; 0 disables, <0 default (1s)
@@ -92,7 +92,7 @@ func (o *Options) defaults() {
 	if o.MaxQueued < 0 {
 		o.MaxQueued = 0
 	} else if o.MaxQueued == 0 {
-		o.MaxQueued = 16 * procs
+		o.MaxQueued = 128 * procs
 	}
 	set(&o.QueueWait, time.Second)
 	set(&o.SearchTimeout, 30*time.Second)

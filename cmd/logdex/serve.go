@@ -60,7 +60,7 @@ func (e *env) serve(args []string) int {
 	fs.DurationVar(&sf.shutdownTimeout, "shutdown-timeout", 30*time.Second, "longest wait for in-flight requests on shutdown")
 	fs.DurationVar(&sf.queueWait, "queue-wait", time.Second, "longest a search waits for a slot before 503")
 	fs.IntVar(&sf.maxSearches, "max-searches", 2*runtime.GOMAXPROCS(0), "searches running at once")
-	fs.IntVar(&sf.maxQueued, "max-queued", 16*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
+	fs.IntVar(&sf.maxQueued, "max-queued", 128*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
 	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
 	fs.StringVar(&sf.warmup, "warmup", mmapstore.WarmStaged, "bring index pages into memory: staged (in the background, paced, after listening), eager (all before serving), off")
