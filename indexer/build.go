@@ -51,11 +51,26 @@ type builder struct {
 	sc        token.Scanner
 	cur       *spanRec
 	curOff    int64
+	// addCompound indexes a dotted number for the line being indexed
+	// (made once: a closure per line would allocate).
+	addCompound func([]byte)
+	curID       uint32
+	complete    bool
 	postings  string // "auto" (smaller of the two), "varint" or "roaring"
 }
 
 func newBuilder() *builder {
-	return &builder{terms: newTermTable()}
+	b := &builder{terms: newTermTable()}
+	b.addCompound = func(c []byte) {
+		if len(c) > maxTermLen {
+			b.complete = false
+			return
+		}
+		if b.terms.add(c, b.curID) {
+			b.nPostings++
+		}
+	}
+	return b
 }
 
 // beginSpan starts a run of lines of file f at byte offset off, line lineNo.
@@ -114,7 +129,8 @@ func (b *builder) addLine(text []byte, length int64, indexable bool) {
 	b.lines++
 }
 
-// index adds the line's terms; false if some term was too long to index.
+// index adds the line's terms (words and dotted numbers); false if some
+// term was too long to index.
 func (b *builder) index(text []byte, id uint32) bool {
 	complete := true
 	sc := &b.sc
@@ -128,6 +144,11 @@ func (b *builder) index(text []byte, id uint32) bool {
 		if b.terms.add(t, id) {
 			b.nPostings++
 		}
+	}
+	if bytes.IndexByte(text, '.') >= 0 {
+		b.curID, b.complete = id, true
+		token.Compounds(text, b.addCompound)
+		complete = complete && b.complete
 	}
 	return complete
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/logdex/logdex/mmapstore/token"
@@ -91,5 +92,59 @@ func literalAtoms(p []byte, unicodeFold bool) []atom {
 		i += w
 	}
 	flush(hi, true)
+	return append(atoms, compoundAtoms(p)...)
+}
+
+func isDigitOrDot(c byte) bool { return c == '.' || c >= '0' && c <= '9' }
+
+// compoundAtoms lists the dotted numbers of p (see token.Compounds) as
+// atoms over the dictionary's compound terms: a run of p like 10.213.7.42
+// lies inside one compound term of any line containing p, and is that
+// whole term when p bounds it on both sides by other characters.
+func compoundAtoms(p []byte) []atom {
+	var atoms []atom
+	for i := 0; i < len(p); {
+		if !isDigitOrDot(p[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(p) && isDigitOrDot(p[j]) {
+			j++
+		}
+		// [i, j) is a maximal run of digits and dots; ".." splits it.
+		for a := i; a < j; {
+			b := a
+			for b < j && !(p[b] == '.' && b+1 < j && p[b+1] == '.') {
+				b++
+			}
+			if b < j {
+				b++ // include the first dot of ".."; trimmed below
+			}
+			s, e := a, b
+			for s < e && p[s] == '.' {
+				s++
+			}
+			for e > s && p[e-1] == '.' {
+				e--
+			}
+			if e-s >= 3 && bytes.IndexByte(p[s:e], '.') >= 0 {
+				leftClosed := s > 0 && !isDigitOrDot(p[s-1])
+				rightClosed := e < len(p) && !isDigitOrDot(p[e])
+				k := atomInfix
+				switch {
+				case leftClosed && rightClosed:
+					k = atomExact
+				case leftClosed:
+					k = atomPrefix
+				case rightClosed:
+					k = atomSuffix
+				}
+				atoms = append(atoms, atom{kind: k, text: bytes.Clone(p[s:e])})
+			}
+			a = b
+		}
+		i = j
+	}
 	return atoms
 }

@@ -363,6 +363,15 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 		s := scored{a: a, cost: int(a.kind)}
 		if a.kind == atomInfix || a.kind == atomSuffix {
 			s.cost = 2
+			// A long substring whose trigrams only a few blocks admit is
+			// the most selective atom there is (a fragment of an id, an IP
+			// address): resolve it first, and the common words after it
+			// are intersected against a handful of lines.
+			if len(a.text) >= 6 {
+				if bs, err := e.seg.BlockCandidates(a.text, false, a.kind == atomSuffix); err == nil && len(bs) <= 8 {
+					s.cost = -1
+				}
+			}
 		}
 		if a.kind == atomExact {
 			s.df = e.df(a.text)
@@ -381,9 +390,10 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 	acc := cset{all: true}
 	for _, s := range ss {
 		budget := maxExpand
-		if !acc.all && s.cost > 0 {
-			// A partial word is worth expanding only while that costs
-			// less than reading the candidates it could rule out.
+		if !acc.all {
+			// Few candidates left: reading them costs less than any more
+			// lookups. A partial word is worth expanding only while that
+			// costs less than reading the candidates it could rule out.
 			n := int(acc.bm.GetCardinality())
 			if n <= enough {
 				break

@@ -195,3 +195,40 @@ func Terms(line []byte) []string {
 	}
 	return out
 }
+
+// Compounds calls fn for every dotted number in line: a maximal run of
+// ASCII digit groups joined by single dots ("10.213.7.42", "1.1",
+// "30.382"). They are indexed as extra terms beside the word tokens (the
+// dots keep them apart from any token), so that a search for an IP address
+// or a version, whose digit groups are common words, finds its lines
+// without reading every line holding those digits.
+func Compounds(line []byte, fn func(term []byte)) {
+	n := len(line)
+	for i := 0; i < n; {
+		c := line[i]
+		if c < '0' || c > '9' {
+			i++
+			continue
+		}
+		// A run of digits and single dots, starting on a digit.
+		start, end, dots := i, i, 0
+		j := i
+		for j < n {
+			if line[j] >= '0' && line[j] <= '9' {
+				j++
+				end = j
+				continue
+			}
+			if line[j] == '.' && j+1 < n && line[j+1] >= '0' && line[j+1] <= '9' && end == j {
+				dots++
+				j++
+				continue
+			}
+			break
+		}
+		if dots > 0 {
+			fn(line[start:end])
+		}
+		i = max(j, i+1)
+	}
+}

@@ -125,3 +125,43 @@ func BenchmarkScanner(b *testing.B) {
 		}
 	}
 }
+
+func TestCompounds(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"from 10.213.7.42:443", []string{"10.213.7.42"}},
+		{"HTTP/1.1 200 0.532s", []string{"1.1", "0.532"}},
+		{"v1.2..3 1. .5 1.2.", []string{"1.2", "1.2"}},
+		{"a1.2b 12:30:45.123Z", []string{"1.2", "45.123"}},
+		{"no dots 42", nil},
+		{"2005-06-03-15.42.50.675872 x", []string{"15.42.50.675872"}},
+		{"..1.2.3..4.5", []string{"1.2.3", "4.5"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		Compounds([]byte(tc.in), func(b []byte) { got = append(got, string(b)) })
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Compounds(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// refCompounds states the rule as a regexp: maximal `[0-9]+(\.[0-9]+)+`.
+var refCompoundRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
+
+func FuzzCompounds(f *testing.F) {
+	f.Add([]byte("10.213.7.42 1.1 ..3.4."))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var got []string
+		Compounds(line, func(b []byte) { got = append(got, string(b)) })
+		var want []string
+		for _, m := range refCompoundRE.FindAll(line, -1) {
+			want = append(want, string(m))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Compounds(%q) = %q, want %q", line, got, want)
+		}
+	})
+}
