@@ -56,7 +56,7 @@ type builder struct {
 	addCompound func([]byte)
 	curID       uint32
 	complete    bool
-	postings  string // "auto" (smaller of the two), "varint" or "roaring"
+	postings    string // "auto" (smaller of the two), "varint" or "roaring"
 }
 
 func newBuilder() *builder {

@@ -233,7 +233,11 @@ func (e *segEval) prefix(p []byte, budget int) (*roaring.Bitmap, bool, error) {
 	}
 	var refs []uint64
 	over := false
-	err := e.seg.PrefixTerms(p, func(_ []byte, ref uint64) bool {
+	words := bytes.IndexByte(p, '.') < 0
+	err := e.seg.PrefixTerms(p, func(t []byte, ref uint64) bool {
+		if words && bytes.IndexByte(t, '.') >= 0 {
+			return true // a dotted number, not a word (a word prefix is exact)
+		}
 		if len(refs) == budget {
 			over = true
 			return false
@@ -306,8 +310,12 @@ func (e *segEval) scanTerms(needle []byte, suffix bool, budget int) (*roaring.Bi
 	e.blocks += len(blocks)
 	var refs []uint64
 	over := false
+	words := bytes.IndexByte(needle, '.') < 0
 	for _, b := range blocks {
 		err := e.seg.BlockTerms(int(b), func(t []byte, ref uint64) bool {
+			if words && bytes.IndexByte(t, '.') >= 0 {
+				return true // dotted numbers answer only dotted needles
+			}
 			if suffix && bytes.HasSuffix(t, needle) || !suffix && bytes.Contains(t, needle) {
 				if len(refs) == budget {
 					over = true

@@ -25,6 +25,7 @@ func TestEdgeCases(t *testing.T) {
 			"José caf\xc3\xa9 \xed\xa0\x80surrogate\n",
 		"binaryish.log": "\x01\x02\x03 ctrl \x7f del\n\x1b[31mred\x1b[0m ansi\ntab\there\n",
 		"unicode.log":   "KELVIN \u212a sign\nſtop long s\nİstanbul\nΣίσυφος\n",
+		"dots.log":      "kernel v0.97 (c)\nip 10.1.2.3 up\nhost 110.1.2.30\nversion 1.2..3.\n",
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
@@ -69,6 +70,12 @@ func TestEdgeCases(t *testing.T) {
 		{ModeRegex, false, "tab\there"},
 		{ModeRegex, false, "s(ign|top)"},
 		{ModeRegex, true, "DELTA"},
+		{ModeLiteral, false, "10.1.2.3"},
+		{ModeLiteral, false, "0.1.2.3"},
+		{ModeLiteral, false, " 10.1.2.3 "},
+		{ModeLiteral, false, "1.2."},
+		{ModeLiteral, false, "2..3"},
+		{ModeRegex, false, `10\.1\.2\.3`},
 	}
 	for _, tc := range cases {
 		q, err := Compile([]string{tc.pat}, tc.mode, tc.fold)
@@ -98,7 +105,7 @@ func TestEdgeCases(t *testing.T) {
 		}
 	}
 	// Words in the query language on the same files.
-	for _, qs := range []string{"first", "needle", "KELVIN k", "stop", "josé", "café", "σίσυφος", "in long", "0123456789abcdef*"} {
+	for _, qs := range []string{"0*", "97", "1*", "10*", "first", "needle", "KELVIN k", "stop", "josé", "café", "σίσυφος", "in long", "0123456789abcdef*"} {
 		q, err := Compile([]string{qs}, ModeQuery, true)
 		if err != nil {
 			t.Fatal(err)
