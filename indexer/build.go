@@ -145,12 +145,9 @@ func (b *builder) index(text []byte, id uint32) bool {
 			b.nPostings++
 		}
 	}
-	if bytes.IndexByte(text, '.') >= 0 {
-		b.curID, b.complete = id, true
-		token.Compounds(text, b.addCompound)
-		complete = complete && b.complete
-	}
-	return complete
+	b.curID, b.complete = id, true
+	token.Compounds(text, b.addCompound)
+	return complete && b.complete
 }
 
 // full reports whether the segment should be closed before more lines are

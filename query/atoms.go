@@ -97,7 +97,8 @@ func literalAtoms(p []byte, unicodeFold bool) []atom {
 
 func isDigitOrDot(c byte) bool { return c == '.' || c >= '0' && c <= '9' }
 
-// compoundAtoms lists the dotted numbers of p (see token.Compounds) as
+// compoundAtoms lists the dotted numbers of p (see token.Compounds; at
+// least three digit groups) as
 // atoms over the dictionary's compound terms: a run of p like 10.213.7.42
 // lies inside one compound term of any line containing p, and is that
 // whole term when p bounds it on both sides by other characters.
@@ -128,7 +129,7 @@ func compoundAtoms(p []byte) []atom {
 			for e > s && p[e-1] == '.' {
 				e--
 			}
-			if e-s >= 3 && bytes.IndexByte(p[s:e], '.') >= 0 {
+			if e-s >= 5 && bytes.Count(p[s:e], []byte{'.'}) >= 2 { // indexed: 3 groups or more
 				leftClosed := s > 0 && !isDigitOrDot(p[s-1])
 				rightClosed := e < len(p) && !isDigitOrDot(p[e])
 				k := atomInfix

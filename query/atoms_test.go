@@ -11,14 +11,15 @@ func TestLiteralAtoms(t *testing.T) {
 		fold bool
 		want string
 	}{
-		{"rhost=150.183.", false, "[suffix:rhost exact:150 exact:183 prefix:150.183]"},
+		{"rhost=150.183.", false, "[suffix:rhost exact:150 exact:183]"},
+		{"rhost=150.183.2", false, "[suffix:rhost exact:150 exact:183 prefix:2 prefix:150.183.2]"},
 		{"acketRespond", false, "[infix:acketrespond]"},
 		{"dfs.DataNode$Pack", false, "[suffix:dfs exact:datanode prefix:pack]"},
-		{`HTTP/1.1" 503`, false, "[suffix:http exact:1 exact:1 prefix:503 exact:1.1]"},
+		{`HTTP/1.1" 503`, false, "[suffix:http exact:1 exact:1 prefix:503]"},
 		{"] [error] ", false, "[exact:error]"},
 		{"10.213.7.42", false, "[suffix:10 exact:213 exact:7 prefix:42 infix:10.213.7.42]"},
 		{"ip=10.213.7.42 ", false, "[suffix:ip exact:10 exact:213 exact:7 exact:42 exact:10.213.7.42]"},
-		{"1.2..3.4", false, "[suffix:1 exact:2 exact:3 prefix:4 infix:1.2 infix:3.4]"},
+		{"1.2..3.4.5", false, "[suffix:1 exact:2 exact:3 exact:4 prefix:5 infix:3.4.5]"},
 		{"\xa9t foo", false, "[suffix:t prefix:foo]"},
 		{"caf\xc3", false, "[infix:caf]"},
 		{"ια", true, "[infix:α]"},

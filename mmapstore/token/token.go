@@ -9,6 +9,7 @@
 package token
 
 import (
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 )
@@ -196,39 +197,51 @@ func Terms(line []byte) []string {
 	return out
 }
 
-// Compounds calls fn for every dotted number in line: a maximal run of
-// ASCII digit groups joined by single dots ("10.213.7.42", "1.1",
-// "30.382"). They are indexed as extra terms beside the word tokens (the
+// Compounds calls fn for every dotted number in line: a maximal run of at
+// least three ASCII digit groups joined by single dots ("10.213.7.42",
+// "1.2.3"). They are indexed as extra terms beside the word tokens (the
 // dots keep them apart from any token), so that a search for an IP address
 // or a version, whose digit groups are common words, finds its lines
-// without reading every line holding those digits.
+// without reading every line holding those digits. Two groups ("1.1",
+// the "07.123" of a timestamp) would cost a term on nearly every line and
+// narrow little.
 func Compounds(line []byte, fn func(term []byte)) {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
 	n := len(line)
+	// Jump from dot to dot (SIMD IndexByte): most bytes are not near one.
 	for i := 0; i < n; {
-		c := line[i]
-		if c < '0' || c > '9' {
-			i++
+		j := bytes.IndexByte(line[i:], '.')
+		if j < 0 {
+			return
+		}
+		d := i + j
+		if d == 0 || d+1 >= n || !digit(line[d-1]) || !digit(line[d+1]) {
+			i = d + 1
 			continue
 		}
-		// A run of digits and single dots, starting on a digit.
-		start, end, dots := i, i, 0
-		j := i
-		for j < n {
-			if line[j] >= '0' && line[j] <= '9' {
-				j++
-				end = j
+		// A run starts at the digits before this dot (an earlier run
+		// ended before i, on a byte that is not a digit).
+		start := d - 1
+		for start > i && digit(line[start-1]) {
+			start--
+		}
+		end, dots := d, 0
+		for k := d; k < n; {
+			if digit(line[k]) {
+				k++
+				end = k
 				continue
 			}
-			if line[j] == '.' && j+1 < n && line[j+1] >= '0' && line[j+1] <= '9' && end == j {
+			if line[k] == '.' && end == k && k+1 < n && digit(line[k+1]) {
 				dots++
-				j++
+				k++
 				continue
 			}
 			break
 		}
-		if dots > 0 {
+		if dots >= 2 {
 			fn(line[start:end])
 		}
-		i = max(j, i+1)
+		i = end
 	}
 }

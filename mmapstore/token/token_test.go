@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"reflect"
 	"regexp"
 	"strings"
@@ -132,12 +133,12 @@ func TestCompounds(t *testing.T) {
 		want []string
 	}{
 		{"from 10.213.7.42:443", []string{"10.213.7.42"}},
-		{"HTTP/1.1 200 0.532s", []string{"1.1", "0.532"}},
-		{"v1.2..3 1. .5 1.2.", []string{"1.2", "1.2"}},
-		{"a1.2b 12:30:45.123Z", []string{"1.2", "45.123"}},
+		{"HTTP/1.1 200 0.532s", nil},
+		{"v1.2..3 1. .5 1.2.3.", []string{"1.2.3"}},
+		{"a1.2.3b 12:30:45.123Z", []string{"1.2.3"}},
 		{"no dots 42", nil},
 		{"2005-06-03-15.42.50.675872 x", []string{"15.42.50.675872"}},
-		{"..1.2.3..4.5", []string{"1.2.3", "4.5"}},
+		{"..1.2.3..4.5", []string{"1.2.3"}},
 	}
 	for _, tc := range tests {
 		var got []string
@@ -148,7 +149,8 @@ func TestCompounds(t *testing.T) {
 	}
 }
 
-// refCompounds states the rule as a regexp: maximal `[0-9]+(\.[0-9]+)+`.
+// refCompounds states the rule as a regexp: maximal `[0-9]+(\.[0-9]+)+`
+// runs with at least two dots.
 var refCompoundRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
 
 func FuzzCompounds(f *testing.F) {
@@ -158,7 +160,9 @@ func FuzzCompounds(f *testing.F) {
 		Compounds(line, func(b []byte) { got = append(got, string(b)) })
 		var want []string
 		for _, m := range refCompoundRE.FindAll(line, -1) {
-			want = append(want, string(m))
+			if bytes.Count(m, []byte(".")) >= 2 {
+				want = append(want, string(m))
+			}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Compounds(%q) = %q, want %q", line, got, want)
