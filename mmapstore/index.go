@@ -24,7 +24,6 @@ type Index struct {
 
 	files map[uint64]int    // file id -> index into Manifest.Files
 	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
-	segOf map[*Segment]int  // segment -> position
 
 	mu      sync.Mutex
 	readers int
@@ -55,7 +54,7 @@ func open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Dir: dir, Manifest: m, files: make(map[uint64]int, len(m.Files)), segOf: map[*Segment]int{}}
+	ix := &Index{Dir: dir, Manifest: m, files: make(map[uint64]int, len(m.Files))}
 	ix.drained = sync.NewCond(&ix.mu)
 	for i, f := range m.Files {
 		ix.files[f.ID] = i
@@ -70,7 +69,6 @@ func open(dir string) (*Index, error) {
 			ix.Damaged = append(ix.Damaged, err)
 			continue
 		}
-		ix.segOf[s] = len(ix.Segments)
 		ix.Segments = append(ix.Segments, s)
 	}
 	ix.live = make([]*roaring.Bitmap, len(ix.Segments))

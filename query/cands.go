@@ -29,13 +29,6 @@ type cset struct {
 	exact bool            // membership is exact (outside unindexed lines)
 }
 
-func (c cset) card() uint64 {
-	if c.all {
-		return 1 << 62
-	}
-	return c.bm.GetCardinality()
-}
-
 // segEval evaluates a query tree against one segment's dictionary.
 type segEval struct {
 	seg    *mmapstore.Segment

@@ -182,8 +182,6 @@ var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBuf); return &b
 
 const scanBuf = 256 << 10
 
-var debugTask func(*task)
-
 // Search runs q and calls fn for each hit in (path, line) order. fn's Hit
 // and its Text are valid only during the call. Returning an error from fn
 // stops the search with that error.
@@ -218,16 +216,12 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 			defer wg.Done()
 			var ls lineState
 			for t := range tasks {
-				defer func() {}()
 				if ctx.Err() == nil {
 					// Past the limit (or with no one to deliver to), hits
-					// need only be counted, unless the cursor's file must
-					// still filter them by line.
-					co := countOnly() && (opt.After == nil || t.file.Path != opt.After.Path)
+					// need only be counted; tasks drop lines up to the
+					// paging cursor themselves.
+					co := countOnly()
 					s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
-					if debugTask != nil {
-						debugTask(t)
-					}
 				}
 				close(t.done)
 			}
@@ -272,8 +266,6 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	}
 	return st, nil
 }
-
-var errStop = errors.New("stop")
 
 // consume delivers task results in order.
 func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task, st *Stats, delivered *atomic.Int64, fn func(*Hit) error) error {
