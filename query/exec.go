@@ -59,10 +59,24 @@ func (q *Query) MatchLine(line []byte) bool {
 // Highlights returns the merged byte ranges of line that the query's
 // positive atoms match.
 func (q *Query) Highlights(line []byte) [][2]int {
-	var ls lineState
-	ls.reset(line)
-	return mergeRanges(q.m.highlight(&ls, nil))
+	return q.AppendHighlights(nil, line)
 }
+
+// AppendHighlights is Highlights appending to dst (whose ranges it leaves
+// alone): a server renders many hits per request without allocating.
+func (q *Query) AppendHighlights(dst [][2]int, line []byte) [][2]int {
+	ls := lineStates.Get().(*lineState)
+	ls.reset(line)
+	n := len(dst)
+	dst = q.m.highlight(ls, dst)
+	ls.reset(nil)
+	lineStates.Put(ls)
+	merged := mergeRanges(dst[n:])
+	return dst[:n+len(merged)]
+}
+
+// lineStates recycles tokenization buffers between Highlights calls.
+var lineStates = sync.Pool{New: func() any { return new(lineState) }}
 
 // Cursor is a position in the ordered hit stream: hits after it are those
 // with a greater (path, line). It stays valid across index updates.
@@ -169,6 +183,7 @@ type task struct {
 	candidates int64
 	verified   int64
 	scanned    int64
+	shrunk     bool // the file was found shorter than its index says
 	err        error
 	done       chan struct{}
 }
@@ -301,6 +316,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		}
 		if t.err != nil {
 			return fmt.Errorf("%s: %w", t.file.Path, t.err)
+		}
+		if t.shrunk {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: truncated during the search; lines past its new end are missing", t.file.Path))
 		}
 		st.Candidates += t.candidates
 		st.Verified += t.verified
@@ -551,10 +569,19 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	it := p.cands.Iterator()
 	it.AdvanceIfNeeded(lo)
 	var (
-		locs  []loc
+		locs  = make([]loc, 0, min(n, 512))
 		rbuf  []byte
 		extra int64 // hits counted without records
 	)
+	if recs := min(int(n), 4096); !countOnly {
+		if maxRecs > 0 {
+			recs = min(recs, maxRecs)
+		}
+		t.hits = make([]hitRec, 0, recs)
+		if wantText {
+			t.buf = make([]byte, 0, recs*256) // typical log lines fit
+		}
+	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
 	for it.HasNext() {
 		// Gather a batch of candidates.
@@ -606,10 +633,19 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			}
 			start, end := locs[i].off, locs[j-1].off+locs[j-1].n
 			rbuf = grow(rbuf, int(end-start))
-			if _, err := t.h.f.ReadAt(rbuf, start); err != nil && !errors.Is(err, io.EOF) {
-				return err
+			if m, err := t.h.f.ReadAt(rbuf, start); m < len(rbuf) {
+				if err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				// Truncated since it was checked: lines past the end are
+				// gone, and no stale buffer bytes may pass for them.
+				rbuf = rbuf[:m]
+				t.shrunk = true
 			}
 			for _, l := range locs[i:j] {
+				if l.off-start+l.n > int64(len(rbuf)) {
+					break
+				}
 				text := rbuf[l.off-start : l.off-start+l.n-1]
 				if l.verify {
 					t.verified++

@@ -28,7 +28,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	if to < from {
 		return nil
 	}
-	h, err := s.check(f)
+	h, err := s.stat(f, true)
 	if err != nil {
 		return err
 	}

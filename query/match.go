@@ -148,10 +148,21 @@ func tokenSpans(ls *lineState) [][2]int {
 
 // highlightTokens appends the spans of the line's tokens that ok accepts.
 func highlightTokens(ls *lineState, dst [][2]int, ok func([]byte) bool) [][2]int {
-	spans := tokenSpans(ls)
-	for i := range ls.tokens() {
-		if ok(ls.tok(i)) {
-			dst = append(dst, spans[i])
+	if ls.tokenized {
+		for i := range ls.toks {
+			if ok(ls.tok(i)) {
+				dst = append(dst, ls.spans[i])
+			}
+		}
+		return dst
+	}
+	// Not tokenized yet (the index answered without reading the line):
+	// walk the tokens without keeping them.
+	ls.sc.Reset(ls.line)
+	for ls.sc.Next() {
+		if ok(ls.sc.Term()) {
+			a, b := ls.sc.Span()
+			dst = append(dst, [2]int{a, b})
 		}
 	}
 	return dst

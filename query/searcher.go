@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cespare/xxhash/v2"
@@ -41,8 +43,12 @@ type Searcher struct {
 	files []*File // sorted by Path
 	byID  map[uint64]*File
 
-	mu   sync.Mutex
-	dirs map[int]*rootDir
+	mu     sync.Mutex
+	dirs   map[int]*rootDir
+	open   map[uint64]*sharedFile // open log files, by file id
+	states map[uint64]fileState   // with a Watch: last looks at files, by id
+	watch  *Watch
+	lstats atomic.Int64 // files looked at (for tests)
 
 	// Workers is the number of goroutines verifying and scanning (default
 	// GOMAXPROCS).
@@ -51,6 +57,7 @@ type Searcher struct {
 
 type rootDir struct {
 	dir  *os.Root
+	real string // the directory's path, symlinks resolved
 	name string // for a file root: its name in dir
 	err  error
 }
@@ -58,7 +65,8 @@ type rootDir struct {
 // NewSearcher prepares ix for searching. display, when not nil, gives the
 // spelling of each root to print (the PATH arguments of this invocation).
 func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
-	s := &Searcher{ix: ix, byID: map[uint64]*File{}, dirs: map[int]*rootDir{}}
+	s := &Searcher{ix: ix, byID: map[uint64]*File{}, dirs: map[int]*rootDir{},
+		open: map[uint64]*sharedFile{}, states: map[uint64]fileState{}}
 	s.roots = append(s.roots, ix.Manifest.Roots...)
 	for i := range s.roots {
 		if i < len(display) {
@@ -111,6 +119,9 @@ func (s *Searcher) Close() error {
 		}
 	}
 	s.dirs = map[int]*rootDir{}
+	for id, sf := range s.open {
+		s.dropLocked(id, sf)
+	}
 	return nil
 }
 
@@ -125,11 +136,11 @@ func (s *Searcher) rootDir(i int) *rootDir {
 	real, err := filepath.EvalSymlinks(r.Abs)
 	if err == nil {
 		if r.IsFile {
-			d.dir, d.err = os.OpenRoot(filepath.Dir(real))
-			d.name = filepath.Base(real)
+			d.real, d.name = filepath.Dir(real), filepath.Base(real)
 		} else {
-			d.dir, d.err = os.OpenRoot(real)
+			d.real = real
 		}
+		d.dir, d.err = os.OpenRoot(d.real)
 	} else {
 		d.err = err
 	}
@@ -158,24 +169,29 @@ func (s *Searcher) locate(f *File) (*os.Root, string, error) {
 // OpenFile opens f beneath its root. The returned file may differ from the
 // indexed one; Check tells.
 func (s *Searcher) OpenFile(f *File) (*os.File, error) {
+	fh, _, err := s.openFile(f, os.O_RDONLY)
+	return fh, err
+}
+
+// openFile opens and stats f beneath its root; only a regular file will do.
+func (s *Searcher) openFile(f *File, flag int) (*os.File, fs.FileInfo, error) {
 	dir, name, err := s.locate(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fh, err := dir.Open(name)
+	fh, err := dir.OpenFile(name, flag, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := fh.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", f.Path)
+	}
 	if err != nil {
 		fh.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if !st.Mode().IsRegular() {
-		fh.Close()
-		return nil, fmt.Errorf("%s: not a regular file", f.Path)
-	}
-	return fh, nil
+	return fh, st, nil
 }
 
 // handle is an open log file checked against its index record.
@@ -183,22 +199,21 @@ type handle struct {
 	f     *os.File
 	size  int64
 	stale error // nil when the file is the one indexed (possibly grown)
+	// shared is set when f belongs to the searcher's open-file cache.
+	shared *sharedFile
+	s      *Searcher
+	closed atomic.Bool
 }
 
 // check opens f and compares device, inode, size and fingerprint with the
 // record. A file that is not the indexed one is still returned (stale set)
 // so that it can be scanned as it is now, as grep would.
 func (s *Searcher) check(f *File) (*handle, error) {
-	fh, err := s.OpenFile(f)
+	fh, st, err := s.openFile(f, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return &handle{stale: errDeleted}, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
 		return nil, err
 	}
 	h := &handle{f: fh, size: st.Size()}
@@ -226,31 +241,184 @@ func (s *Searcher) check(f *File) (*handle, error) {
 	return h, nil
 }
 
-// stat is check without opening when the file is unchanged and nothing
-// needs reading: one stat per file and query.
-func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
-	if !mustRead {
-		dir, name, err := s.locate(f)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := dir.Stat(name)
-		if errors.Is(err, os.ErrNotExist) {
-			return &handle{stale: errDeleted}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if sys, ok := fi.Sys().(*syscall.Stat_t); ok && uint64(sys.Dev) == f.Rec.Dev && sys.Ino == f.Rec.Ino &&
-			fi.Size() == f.Rec.Indexed && fi.ModTime().UnixNano() == f.Rec.MTime {
-			return &handle{size: fi.Size()}, nil
-		}
-	}
-	return s.check(f)
+// A search looks at every file it may answer from, so checking a file
+// must be cheap. Files being read stay open between searches (no open,
+// fstat, fingerprint read and close per query), and with a Watch what
+// lstat said of a file is kept until inotify reports a change at or
+// above its path, so an unchanged file costs no syscall at all.
+
+// sharedFile is an open log file reused across searches; refs counts the
+// handles using it (the cache's own reference included while cached).
+type sharedFile struct {
+	f        *os.File
+	dev, ino uint64
+	refs     int
 }
 
+// maxOpenFiles bounds the log files kept open between searches.
+const maxOpenFiles = 256
+
+// fileState is what lstat said of an indexed file's path.
+type fileState struct {
+	seq      uint64 // Watch sequence before the lstat
+	err      error
+	regular  bool
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+// SetWatch makes the searcher trust earlier looks at files that w reports
+// unchanged. Call before searching.
+func (s *Searcher) SetWatch(w *Watch) { s.watch = w }
+
+// lookup lstats f's path beneath its root, or answers from an earlier
+// lstat that the Watch vouches for.
+func (s *Searcher) lookup(f *File) fileState {
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return fileState{err: err}
+	}
+	w := s.watch
+	if w != nil {
+		s.mu.Lock()
+		st, ok := s.states[f.ID]
+		s.mu.Unlock()
+		if ok && w.unchangedSince(filepath.Join(s.rootDir(f.Rec.Root).real, name), st.seq) {
+			return st
+		}
+	}
+	var st fileState
+	if w != nil {
+		st.seq = w.now()
+	}
+	s.lstats.Add(1)
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		st.err = err
+	} else {
+		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+			st.dev, st.ino = uint64(sys.Dev), sys.Ino
+		}
+	}
+	if w != nil {
+		s.mu.Lock()
+		s.states[f.ID] = st
+		s.mu.Unlock()
+	}
+	return st
+}
+
+// stat checks f against its index record, from lookup when the path holds
+// the indexed inode, and returns a handle that can read it when mustRead.
+// Anything unusual (replaced, a symlink now, unreadable) takes the full
+// check.
+func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
+	st := s.lookup(f)
+	if errors.Is(st.err, os.ErrNotExist) {
+		return &handle{stale: errDeleted}, nil
+	}
+	if st.err != nil || !st.regular || st.dev != f.Rec.Dev || st.ino != f.Rec.Ino {
+		return s.check(f)
+	}
+	unchanged := st.size == f.Rec.Indexed && st.mtime == f.Rec.MTime
+	if unchanged && !mustRead {
+		return &handle{size: st.size}, nil
+	}
+	sf, err := s.shared(f)
+	if err != nil {
+		return s.check(f)
+	}
+	h := &handle{f: sf.f, size: st.size, shared: sf, s: s}
+	switch {
+	case st.size < f.Rec.Indexed:
+		h.stale = errReplaced
+	case !unchanged && f.Rec.FPLen > 0:
+		// Changed in place: grown by appends, or truncated and rewritten
+		// (copytruncate), which the first bytes tell apart.
+		buf := make([]byte, f.Rec.FPLen)
+		if n, err := sf.f.ReadAt(buf, 0); int64(n) < f.Rec.FPLen {
+			if err != nil && !errors.Is(err, io.EOF) {
+				h.close()
+				return nil, err
+			}
+			h.stale = errReplaced
+		} else if xxhash.Sum64(buf) != f.Rec.FP {
+			h.stale = errReplaced
+		}
+	}
+	return h, nil
+}
+
+// shared returns the open file for f (the indexed inode), opening it when
+// needed, with a reference for the caller.
+func (s *Searcher) shared(f *File) (*sharedFile, error) {
+	s.mu.Lock()
+	if sf, ok := s.open[f.ID]; ok && sf.dev == f.Rec.Dev && sf.ino == f.Rec.Ino {
+		sf.refs++
+		s.mu.Unlock()
+		return sf, nil
+	}
+	s.mu.Unlock()
+	fh, st, err := s.openFile(f, os.O_RDONLY|syscall.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || uint64(sys.Dev) != f.Rec.Dev || sys.Ino != f.Rec.Ino {
+		fh.Close()
+		return nil, errReplaced
+	}
+	sf := &sharedFile{f: fh, dev: uint64(sys.Dev), ino: sys.Ino, refs: 1}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.open[f.ID]; ok {
+		if old.dev == sf.dev && old.ino == sf.ino {
+			// Another search opened it meanwhile: use that one.
+			fh.Close()
+			old.refs++
+			return old, nil
+		}
+		s.dropLocked(f.ID, old)
+	}
+	if len(s.open) >= maxOpenFiles {
+		for id, o := range s.open {
+			if o.refs == 1 {
+				s.dropLocked(id, o)
+				break
+			}
+		}
+	}
+	if len(s.open) < maxOpenFiles {
+		sf.refs++ // the cache's reference
+		s.open[f.ID] = sf
+	}
+	return sf, nil
+}
+
+// dropLocked removes sf from the cache; it closes when its last user is
+// done.
+func (s *Searcher) dropLocked(id uint64, sf *sharedFile) {
+	delete(s.open, id)
+	s.unrefLocked(sf)
+}
+
+func (s *Searcher) unrefLocked(sf *sharedFile) {
+	if sf.refs--; sf.refs == 0 {
+		sf.f.Close()
+	}
+}
+
+// close is idempotent: every task of a file holds the same handle.
 func (h *handle) close() {
-	if h != nil && h.f != nil {
+	switch {
+	case h == nil || h.f == nil || !h.closed.CompareAndSwap(false, true):
+	case h.shared != nil:
+		h.s.mu.Lock()
+		h.s.unrefLocked(h.shared)
+		h.s.mu.Unlock()
+	default:
 		h.f.Close()
 	}
 }

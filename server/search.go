@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/logdex/logdex/query"
 )
@@ -117,10 +117,8 @@ type lineJSON struct {
 // lineText renders a line for JSON: cut at maxLineBytes; the exact bytes
 // in base64 too when they are not valid UTF-8 (JSON would replace them).
 func lineText(b []byte) (text, b64 string, truncated bool) {
-	if len(b) > maxLineBytes {
-		b, truncated = b[:maxLineBytes], true
-	}
-	if !utf8.Valid(b) {
+	b, needB64, truncated := clipLine(b)
+	if needB64 {
 		b64 = base64.StdEncoding.EncodeToString(b)
 	}
 	return string(b), b64, truncated
@@ -163,7 +161,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
 
-	out := &jsonOut{w: w}
+	out := &jsonOut{w: w, buf: getBuf()}
+	defer out.release()
 	st, err := s.searchJSON(ctx, sn, q, p, out, start)
 	s.metrics.observeSearch("search", st, time.Since(start))
 	if err != nil {
@@ -183,7 +182,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := out.finish(); err == nil && lead != nil && !out.committed {
-		cacheBody = out.buf.Bytes()
+		cacheBody = bytes.Clone(out.buf)
 	}
 }
 
@@ -207,6 +206,8 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true}
 	var last query.Cursor
 	n := 0
+	var hl [][2]int
+	var scratch []byte
 	var fn func(*query.Hit) error
 	if p.limit > 0 {
 		fn = func(h *query.Hit) error {
@@ -215,13 +216,14 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 			}
 			n++
 			last = query.Cursor{Path: h.File.Path, Line: h.Line}
-			hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length}
-			hj.Text, hj.TextB64, hj.Truncated = lineText(h.Text)
-			hj.Highlights = clipRanges(q.Highlights(h.Text), len(hj.Text))
+			text, _, _ := clipLine(h.Text)
+			hl = clipRanges(q.AppendHighlights(hl[:0], h.Text), len(text))
+			var before, after []query.Line
 			if p.context > 0 {
-				s.contextLines(ctx, sn, h, p.context, &hj)
+				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			out.json(hj)
+			scratch = appendHit(scratch[:0], h, hl, before, after)
+			out.Write(scratch)
 			return out.err
 		}
 	}
@@ -258,33 +260,44 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	return ws
 }
 
-// contextLines fills before/after through the offset index. A file that
-// cannot be read any more just gets no context (the hit's own warning says
-// why).
-func (s *Server) contextLines(ctx context.Context, sn *snapshot, h *query.Hit, n int, hj *hitJSON) {
+// contextLines returns the lines around a hit through the offset index. A
+// file that cannot be read any more just gets no context (the hit's own
+// warning says why).
+func (s *Server) contextLines(ctx context.Context, sn *snapshot, h *query.Hit, n int) (before, after []query.Line) {
+	var arena []byte
+	var ls []query.Line
 	sn.s.ReadLines(ctx, h.File, h.Line-int64(n), h.Line+int64(n), func(l query.Line) error {
-		if l.No == h.Line {
-			return nil
-		}
-		lj := lineJSON{Line: l.No}
-		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
-		if l.No < h.Line {
-			hj.Before = append(hj.Before, lj)
-		} else {
-			hj.After = append(hj.After, lj)
+		if l.No != h.Line {
+			arena = append(arena, l.Text...)
+			ls = append(ls, query.Line{No: l.No, Offset: l.Offset, Text: arena[len(arena)-len(l.Text):]})
 		}
 		return nil
 	})
+	// The arena may have moved while growing: re-slice the texts from it.
+	pos := 0
+	for i := range ls {
+		k := len(ls[i].Text)
+		ls[i].Text = arena[pos : pos+k : pos+k]
+		pos += k
+	}
+	i := 0
+	for i < len(ls) && ls[i].No < h.Line {
+		i++
+	}
+	return ls[:i], ls[i:]
 }
 
-// clipRanges keeps highlight ranges inside the first n bytes.
+// clipRanges keeps highlight ranges inside the first n bytes, in place.
 func clipRanges(rs [][2]int, n int) [][2]int {
-	out := make([][2]int, 0, len(rs))
+	out := rs[:0]
 	for _, r := range rs {
 		if r[0] >= n {
 			continue
 		}
 		out = append(out, [2]int{r[0], min(r[1], n)})
+	}
+	if out == nil {
+		out = [][2]int{}
 	}
 	return out
 }
@@ -295,10 +308,23 @@ func clipRanges(rs [][2]int, n int) [][2]int {
 // aborts the connection so the truncated JSON cannot pass for complete.
 type jsonOut struct {
 	w         http.ResponseWriter
-	buf       bytes.Buffer
+	buf       []byte
 	bw        *bufio.Writer
 	committed bool
 	err       error
+}
+
+// bodyBufs recycles response buffers: an answer of 100 hits is ~30 KiB.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() []byte { return (*bodyBufs.Get().(*[]byte))[:0] }
+
+func (o *jsonOut) release() {
+	if cap(o.buf) <= spillBytes*2 {
+		b := o.buf[:0]
+		bodyBufs.Put(&b)
+	}
+	o.buf = nil
 }
 
 func (o *jsonOut) Write(p []byte) (int, error) {
@@ -309,8 +335,8 @@ func (o *jsonOut) Write(p []byte) (int, error) {
 		_, o.err = o.bw.Write(p)
 		return len(p), o.err
 	}
-	o.buf.Write(p)
-	if o.buf.Len() > spillBytes {
+	o.buf = append(o.buf, p...)
+	if len(o.buf) > spillBytes {
 		o.commit()
 	}
 	return len(p), o.err
@@ -335,8 +361,8 @@ func (o *jsonOut) commit() {
 	o.w.WriteHeader(http.StatusOK)
 	o.bw = bufio.NewWriterSize(o.w, 64<<10)
 	o.committed = true
-	_, o.err = o.bw.Write(o.buf.Bytes())
-	o.buf = bytes.Buffer{}
+	_, o.err = o.bw.Write(o.buf)
+	o.buf = o.buf[:0]
 }
 
 // finish sends what is buffered.
@@ -347,6 +373,6 @@ func (o *jsonOut) finish() error {
 	if o.committed {
 		return o.bw.Flush()
 	}
-	writeBody(o.w, o.buf.Bytes(), "miss")
+	writeBody(o.w, o.buf, "miss")
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query"
 	"github.com/rs/zerolog"
 )
 
@@ -77,6 +78,9 @@ type Options struct {
 	// DebugCopyBuffer > 0 replaces sendfile by a read/write loop with a
 	// buffer of this size (for measuring what sendfile saves).
 	DebugCopyBuffer int
+	// NoWatch turns off the inotify watch of the log directories; every
+	// search then stats every indexed file.
+	NoWatch bool
 }
 
 func (o *Options) defaults() {
@@ -125,7 +129,9 @@ type Server struct {
 	cur      atomic.Pointer[snapshot]
 	seq      atomic.Uint64
 	reloadMu sync.Mutex
-	closed   bool // under reloadMu: no more snapshots
+	closed   bool         // under reloadMu: no more snapshots
+	watch    *query.Watch // under reloadMu
+	watchKey string       // the roots watched
 	reindex  reindexState
 
 	httpSrv  *http.Server
@@ -224,6 +230,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if old != nil {
 		old.unref()
 	}
+	s.reloadMu.Lock()
+	if s.watch != nil {
+		s.watch.Close()
+		s.watch = nil
+	}
+	s.reloadMu.Unlock()
 	return err
 }
 

@@ -367,6 +367,10 @@ func TestReindexSwap(t *testing.T) {
 	if r.code != 200 || string(r.body) != string(want) {
 		t.Fatalf("download across the swap: %d, %d bytes, want %d", r.code, len(r.body), len(want))
 	}
+	// The handler releases the snapshot just after the last byte is out.
+	for i := 0; i < 500 && old.refs.Load() != 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if old.refs.Load() != 0 {
 		t.Fatalf("old snapshot not closed: refs %d", old.refs.Load())
 	}

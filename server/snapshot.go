@@ -86,6 +86,9 @@ func (s *Server) Reload() (bool, error) {
 		return false, err
 	}
 	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
+	if w := s.watchRoots(ix); w != nil {
+		sn.s.SetWatch(w)
+	}
 	sn.refs.Store(1)
 	s.startWarmup(sn)
 	old := s.cur.Swap(sn)
@@ -234,4 +237,35 @@ func (s *Server) Ready() (generation uint64, ok bool) {
 	}
 	defer sn.unref()
 	return sn.ix.Manifest.Generation, true
+}
+
+// watchRoots returns the inotify watch of the index's roots, starting it
+// on first use (under reloadMu). Without one every search stats every
+// file; that is slower, not wrong, so failing to watch is only logged.
+func (s *Server) watchRoots(ix *mmapstore.Index) *query.Watch {
+	if s.opt.NoWatch {
+		return nil
+	}
+	var roots []string
+	for _, r := range ix.Manifest.Roots {
+		roots = append(roots, r.Abs)
+	}
+	key := strings.Join(roots, "\x00")
+	if s.watch != nil && s.watchKey == key {
+		return s.watch
+	}
+	if s.watch != nil {
+		s.watch.Close()
+		s.watch = nil
+	}
+	w, err := query.NewWatch(roots)
+	if err != nil {
+		s.log.Warn().Err(err).Msg("cannot watch the log directories; every search checks every file")
+		return nil
+	}
+	if err := w.Err(); err != nil {
+		s.log.Warn().Err(err).Msg("cannot watch all log directories; every search checks every file")
+	}
+	s.watch, s.watchKey = w, key
+	return w
 }

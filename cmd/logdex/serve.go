@@ -41,7 +41,7 @@ type serveFlags struct {
 	shutdownTimeout, queueWait               time.Duration
 	maxSearches, maxQueued                   int
 	segMB                                    int64
-	quiet                                    bool
+	quiet, noWatch                           bool
 	warmup                                   string
 	warmupRate, warmupMax                    float64
 }
@@ -63,6 +63,7 @@ func (e *env) serve(args []string) int {
 	fs.IntVar(&sf.maxQueued, "max-queued", 128*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
 	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
+	fs.BoolVar(&sf.noWatch, "no-watch", false, "do not follow file changes with inotify: every search checks every file (for network file systems, whose remote changes inotify misses)")
 	fs.StringVar(&sf.warmup, "warmup", mmapstore.WarmStaged, "bring index pages into memory: staged (in the background, paced, after listening), eager (all before serving), off")
 	fs.Float64Var(&sf.warmupRate, "warmup-rate", 1024, "staged warm-up: MB/s read from disk at most (0: no limit)")
 	fs.Float64Var(&sf.warmupMax, "warmup-max", 0, "warm at most this many MB of index (0: half of physical memory)")
@@ -138,6 +139,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
+		NoWatch: sf.noWatch,
 	}
 	opt.UI = web.FS()
 	if sf.maxQueued == 0 {

@@ -1,0 +1,172 @@
+package query
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChangesBetweenSearches changes indexed files between two searches on
+// the same searcher (which keeps directories and files open across
+// searches): each answer must be grep's over the indexed paths as they are
+// now, never bytes of a file that is no longer there.
+func TestChangesBetweenSearches(t *testing.T) {
+	needGrep(t)
+	cases := []struct {
+		name   string
+		change func(t *testing.T, root string)
+	}{
+		{"unchanged", func(*testing.T, string) {}},
+		{"appended", func(t *testing.T, root string) {
+			appendFile(t, filepath.Join(root, "app/api.log"), "late needle appended\n")
+		}},
+		{"rotated by rename", func(t *testing.T, root string) {
+			p := filepath.Join(root, "app/api.log")
+			must(t, os.Rename(p, p+".1"))
+			must(t, os.WriteFile(p, []byte("fresh file\nneedle in the new file\n"), 0o644))
+		}},
+		{"copytruncate, same size", func(t *testing.T, root string) {
+			p := filepath.Join(root, "app/api.log")
+			old, err := os.ReadFile(p)
+			must(t, err)
+			b := []byte("needle rewritten in place\n")
+			b = append(b, make([]byte, len(old)-len(b))...)
+			for i := len("needle rewritten in place\n"); i < len(b); i++ {
+				b[i] = 'x'
+			}
+			b[len(b)-1] = '\n'
+			must(t, os.WriteFile(p, b, 0o644)) // truncates, same inode
+		}},
+		{"truncated", func(t *testing.T, root string) {
+			must(t, os.Truncate(filepath.Join(root, "app/api.log"), 10))
+		}},
+		{"deleted", func(t *testing.T, root string) {
+			must(t, os.Remove(filepath.Join(root, "app/api.log")))
+		}},
+		{"directory replaced", func(t *testing.T, root string) {
+			d := filepath.Join(root, "app")
+			must(t, os.Rename(d, d+".old"))
+			must(t, os.MkdirAll(d, 0o755))
+			must(t, os.WriteFile(filepath.Join(d, "api.log"), []byte("needle after the directory moved\n"), 0o644))
+		}},
+		{"replaced by symlink", func(t *testing.T, root string) {
+			p := filepath.Join(root, "app/api.log")
+			must(t, os.Remove(p))
+			must(t, os.Symlink("../top.log", p))
+		}},
+	}
+	for _, watched := range []bool{false, true} {
+		for _, c := range cases {
+			name := c.name
+			if watched {
+				name += " (watched)"
+			}
+			t.Run(name, func(t *testing.T) { checkChange(t, c.change, watched) })
+		}
+	}
+}
+
+// checkChange indexes a small tree, searches it, applies change and
+// searches again with the same searcher. Watched, the second answer may
+// lag by the inotify delivery; it must become right within seconds.
+func checkChange(t *testing.T, change func(t *testing.T, root string), watched bool) {
+	{
+		{
+			root := t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(root, "app"), 0o755))
+			files := map[string]string{
+				// Long enough for the needles to be read by offset, not scanned.
+				"app/api.log":    "start\n" + filler + "needle one\nmiddle\n" + filler + "needle two\nend\n",
+				"app/worker.log": "needle in worker\nother\n",
+				"top.log":        "top needle\n",
+			}
+			var paths []string
+			for name, content := range files {
+				must(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
+				paths = append(paths, filepath.Join(root, name))
+			}
+			s := testIndex(t, 1<<20, root)
+			if watched {
+				w, err := NewWatch([]string{root})
+				must(t, err)
+				must(t, w.Err())
+				t.Cleanup(func() { w.Close() })
+				s.SetWatch(w)
+			}
+			q, err := Compile([]string{"needle"}, ModeLiteral, false)
+			must(t, err)
+			first, _ := search(t, s, q, Options{})
+			if err := diffLines(first, grepLines(t, []string{"-H", "-F", "needle"}, paths)); err != nil {
+				t.Fatalf("before the change: %v", err)
+			}
+			if watched {
+				// Unchanged files cost no lstat once seen.
+				n := s.lstats.Load()
+				search(t, s, q, Options{})
+				if d := s.lstats.Load() - n; d != 0 {
+					t.Fatalf("watched search of unchanged files did %d lstats", d)
+				}
+			}
+			change(t, root)
+			var now []string
+			for _, p := range paths {
+				if _, err := os.Stat(p); err == nil {
+					now = append(now, p)
+				}
+			}
+			var want []gotLine
+			if len(now) > 0 {
+				want = grepLines(t, []string{"-H", "-F", "needle"}, now)
+			}
+			var got []gotLine
+			for start := time.Now(); ; {
+				got, _ = search(t, s, q, Options{})
+				err := diffLines(got, want)
+				if err == nil {
+					break
+				}
+				if !watched || time.Since(start) > 5*time.Second {
+					t.Fatalf("after the change: %v", err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			// The lines around a hit come from the file as it is now too.
+			for _, h := range got {
+				f := fileByPath(s, h.path)
+				var text string
+				s.ReadLines(t.Context(), f, h.no, h.no, func(l Line) error { text = string(l.Text); return nil })
+				if text != h.text {
+					t.Fatalf("ReadLines %s:%d = %q, hit says %q", h.path, h.no, text, h.text)
+				}
+			}
+		}
+	}
+}
+
+var filler = strings.Repeat("filler line of the api log\n", 100)
+
+func fileByPath(s *Searcher, p string) *File {
+	for _, f := range s.Files() {
+		if f.Path == p {
+			return f
+		}
+	}
+	return nil
+}
+
+func appendFile(t *testing.T, p, s string) {
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(s)
+	must(t, err)
+	must(t, f.Close())
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

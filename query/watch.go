@@ -1,0 +1,173 @@
+package query
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch follows changes beneath the index's roots with inotify so that a
+// long-running searcher can trust what it saw of a file earlier: without
+// it every search stats every indexed file (one syscall each, the largest
+// cost of a selective search over many files). A search started after a
+// change has been delivered sees it; inotify delivers within microseconds
+// to milliseconds, which is the window a concurrent writer races anyway.
+//
+// It never makes an answer wrong, only slower: when watching fails (the
+// inotify watch limit, a queue overflow) it vouches for nothing and
+// searchers stat every file again.
+type Watch struct {
+	w *fsnotify.Watcher
+
+	mu      sync.Mutex
+	seq     uint64            // bumped per change
+	changed map[string]uint64 // path -> seq of its last change
+	reset   uint64            // nothing before this is vouched for
+	broken  error             // set when watching stopped working
+	done    chan struct{}
+}
+
+// maxChanged bounds the change log; past it the log is dropped and all
+// cached state with it.
+const maxChanged = 1 << 16
+
+// NewWatch starts watching the directories beneath roots (a file root's
+// directory for a file). A root that cannot be watched leaves the Watch
+// broken, not failed: searches then check every file as they would
+// without it.
+func NewWatch(roots []string) (*Watch, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	w := &Watch{w: fw, changed: map[string]uint64{}, done: make(chan struct{})}
+	for _, r := range roots {
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			w.fail(err)
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && !fi.IsDir() {
+			real = filepath.Dir(real)
+		}
+		w.addTree(real)
+	}
+	go w.loop()
+	return w, nil
+}
+
+// Close stops watching.
+func (w *Watch) Close() error {
+	err := w.w.Close()
+	<-w.done
+	return err
+}
+
+// Err is why the Watch vouches for nothing, or nil.
+func (w *Watch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
+}
+
+// now returns a sequence to remember with what is about to be observed.
+func (w *Watch) now() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// unchangedSince reports whether path and the directories above it have
+// seen no change after seq.
+func (w *Watch) unchangedSince(path string, seq uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != nil || w.reset > seq {
+		return false
+	}
+	for p := path; ; {
+		if w.changed[p] > seq {
+			return false
+		}
+		d := filepath.Dir(p)
+		if d == p {
+			return true
+		}
+		p = d
+	}
+}
+
+func (w *Watch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken == nil {
+		w.broken = err
+	}
+}
+
+// addTree watches dir and the directories beneath it (not through
+// symlinks, as the indexer does not follow them).
+func (w *Watch) addTree(dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone meanwhile: its removal is an event
+			}
+			w.fail(err)
+			return nil
+		}
+		if d.IsDir() {
+			if err := w.w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				w.fail(err)
+			}
+		}
+		return nil
+	})
+}
+
+func (w *Watch) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return
+			}
+			w.note(ev.Name)
+			if ev.Has(fsnotify.Create) {
+				// Directories appear with content already in them
+				// (mkdir -p, moves): watch them whole.
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					w.addTree(ev.Name)
+				}
+			}
+		case err, ok := <-w.w.Errors:
+			if !ok {
+				return
+			}
+			w.mu.Lock()
+			w.seq++
+			w.reset = w.seq // events were lost: trust nothing seen before
+			w.mu.Unlock()
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.fail(err)
+			}
+		}
+	}
+}
+
+func (w *Watch) note(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	if len(w.changed) >= maxChanged {
+		clear(w.changed)
+		w.reset = w.seq
+	}
+	w.changed[strings.TrimSuffix(path, string(filepath.Separator))] = w.seq
+}

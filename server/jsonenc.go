@@ -1,0 +1,156 @@
+package server
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/logdex/logdex/query"
+)
+
+// The search response is written by hand: encoding/json's reflection and
+// the string copies it needs cost more than the search itself for a
+// selective query. The output is byte-for-byte what json.Marshal of
+// hitJSON gives (a test holds it to that).
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped like encoding/json
+// (HTML-safe, invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
+func appendJSONString[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		var r rune
+		var size int
+		switch v := any(s).(type) {
+		case string:
+			r, size = utf8.DecodeRuneInString(v[i:])
+		case []byte:
+			r, size = utf8.DecodeRune(v[i:])
+		}
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// clipLine cuts a line's bytes for JSON at maxLineBytes and says whether
+// they must also travel as base64 (JSON would replace invalid UTF-8).
+func clipLine(b []byte) (text []byte, needB64, truncated bool) {
+	if len(b) > maxLineBytes {
+		b, truncated = b[:maxLineBytes], true
+	}
+	return b, !utf8.Valid(b), truncated
+}
+
+// appendLineFields appends "text", "text_b64" and "truncated" (the last
+// two when set), each preceded by a comma.
+func appendLineFields(dst, raw []byte) []byte {
+	text, needB64, truncated := clipLine(raw)
+	dst = append(dst, `,"text":`...)
+	dst = appendJSONString(dst, text)
+	if needB64 {
+		dst = append(dst, `,"text_b64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, text)
+		dst = append(dst, '"')
+	}
+	if truncated {
+		dst = append(dst, `,"truncated":true`...)
+	}
+	return dst
+}
+
+// appendHit appends one hit of /api/search; hl are its highlights already
+// clipped to the text sent.
+func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line) []byte {
+	dst = append(dst, `{"file_id":`...)
+	dst = strconv.AppendUint(dst, h.File.ID, 10)
+	dst = append(dst, `,"path":`...)
+	dst = appendJSONString(dst, h.File.Path)
+	dst = append(dst, `,"line":`...)
+	dst = strconv.AppendInt(dst, h.Line, 10)
+	dst = append(dst, `,"offset":`...)
+	dst = strconv.AppendInt(dst, h.Offset, 10)
+	dst = append(dst, `,"length":`...)
+	dst = strconv.AppendInt(dst, h.Length, 10)
+	dst = appendLineFields(dst, h.Text)
+	dst = append(dst, `,"highlights":`...)
+	if hl == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, r := range hl {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, int64(r[0]), 10)
+			dst = append(dst, ',')
+			dst = strconv.AppendInt(dst, int64(r[1]), 10)
+			dst = append(dst, ']')
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendContext(dst, `,"before":[`, before)
+	dst = appendContext(dst, `,"after":[`, after)
+	return append(dst, '}')
+}
+
+// appendContext appends a before/after list, omitted when empty.
+func appendContext(dst []byte, key string, ls []query.Line) []byte {
+	if len(ls) == 0 {
+		return dst
+	}
+	dst = append(dst, key...)
+	for i, l := range ls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"line":`...)
+		dst = strconv.AppendInt(dst, l.No, 10)
+		dst = appendLineFields(dst, l.Text)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/query"
+)
+
+var jsonStringCases = []string{
+	"", "plain ascii", `quote " backslash \ slash /`, "<html> & </html>",
+	"ctl \x00\x01\x07\b\f\n\r\t\x1f\x7f", "utf8 ünïcødé 日本語 🙂",
+	"bad \xff\xfe utf8 \xc3", "cut \xe6\x97", "seps \u2028 \u2029 \u2027 \u202a",
+	"\xed\xa0\x80 surrogate", strings.Repeat("long line ", 1000),
+}
+
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range jsonStringCases {
+		checkJSONString(t, s)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range jsonStringCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkJSONString)
+}
+
+func checkJSONString(t *testing.T, s string) {
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+		t.Fatalf("string %q:\n got %s\nwant %s", s, got, want)
+	}
+	if got := appendJSONString([]byte("x"), []byte(s)); !bytes.Equal(got[1:], want) {
+		t.Fatalf("bytes %q:\n got %s\nwant %s", s, got[1:], want)
+	}
+}
+
+// TestAppendHitMatchesMarshal holds the hand-written hit encoder to what
+// json.Marshal of hitJSON (the documented shape) gives.
+func TestAppendHitMatchesMarshal(t *testing.T) {
+	long := strings.Repeat("é", maxLineBytes/2) + "tail" // cut inside a rune: base64 too
+	cases := []struct {
+		name          string
+		path, text    string
+		hl            [][2]int
+		before, after []query.Line
+	}{
+		{name: "plain", path: "app/api.log", text: "ERROR user=mallory failed", hl: [][2]int{{11, 18}}},
+		{name: "no highlights", path: "a.log", text: "x", hl: [][2]int{}},
+		{name: "escapes", path: `dir "q"/<a>&b.log`, text: "tab\there \"quoted\" \\ <tag>", hl: [][2]int{{0, 3}, {4, 8}}},
+		{name: "invalid utf8", path: "bin.log", text: "bad \xff byte", hl: [][2]int{{0, 3}}},
+		{name: "long", path: "long.log", text: long, hl: [][2]int{{0, 2}}},
+		{name: "context", path: "c.log", text: "hit", hl: [][2]int{{0, 3}},
+			before: []query.Line{{No: 1, Text: []byte("one")}, {No: 2, Text: []byte("t\xffwo")}},
+			after:  []query.Line{{No: 4, Text: []byte("four <b>")}}},
+		{name: "after only", path: "c.log", text: "first", hl: [][2]int{}, after: []query.Line{{No: 2, Text: []byte("")}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := &query.Hit{File: &query.File{ID: 42, Path: c.path}, Line: 3, Offset: 1234, Length: int64(len(c.text)), Text: []byte(c.text)}
+			hj := hitJSON{FileID: 42, Path: c.path, Line: 3, Offset: 1234, Length: int64(len(c.text)), Highlights: c.hl}
+			hj.Text, hj.TextB64, hj.Truncated = lineText(h.Text)
+			for _, l := range c.before {
+				lj := lineJSON{Line: l.No}
+				lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+				hj.Before = append(hj.Before, lj)
+			}
+			for _, l := range c.after {
+				lj := lineJSON{Line: l.No}
+				lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+				hj.After = append(hj.After, lj)
+			}
+			want, err := json.Marshal(hj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendHit(nil, h, c.hl, c.before, c.after); !bytes.Equal(got, want) {
+				t.Fatalf("\n got %.300s\nwant %.300s", got, want)
+			}
+		})
+	}
+}
