@@ -176,6 +176,9 @@ type task struct {
 	line0 int64
 	final bool  // taskScan: an unterminated last line counts (file end)
 	after int64 // hits at or before this line are not wanted (paging cursor)
+	// beyond is set when earlier tasks surely hold Limit hits: this one
+	// only counts (for an exact plan, without reading a line).
+	beyond bool
 
 	hits       []hitRec
 	buf        []byte
@@ -196,6 +199,9 @@ const scanChunk = 8 << 20
 var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBuf); return &b }}
 
 const scanBuf = 256 << 10
+
+// closedDone marks tasks that have nothing to run.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Search runs q and calls fn for each hit in (path, line) order. fn's Hit
 // and its Text are valid only during the call. Returning an error from fn
@@ -235,7 +241,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 					// Past the limit (or with no one to deliver to), hits
 					// need only be counted; tasks drop lines up to the
 					// paging cursor themselves.
-					co := countOnly()
+					co := countOnly() || t.beyond
 					s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
 				}
 				close(t.done)
@@ -247,10 +253,10 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 		defer close(order)
 		defer close(tasks)
 		prodErr <- s.produce(ctx, q, opt, plans, func(t *task) bool {
-			t.done = make(chan struct{})
 			if t.kind == taskFile {
-				close(t.done)
+				t.done = closedDone
 			} else {
+				t.done = make(chan struct{})
 				select {
 				case tasks <- t:
 				case <-ctx.Done():
@@ -448,6 +454,7 @@ func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
 // produce emits tasks in output order: files by path, then each file's
 // spans by offset, then its unindexed tail.
 func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, emit func(*task) bool) error {
+	var sure int64 // hits the tasks emitted so far hold at least
 	for _, f := range s.files {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -492,6 +499,10 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		case h.size > f.Rec.Indexed:
 			ts = append(ts, &task{kind: taskScan, file: f, start: f.Rec.Indexed, end: h.size, line0: f.Rec.Lines + 1, final: true})
 		}
+		if len(ts) == 0 && h.stale == nil && opt.PerFile == nil {
+			h.close()
+			continue // nothing to read, report or count
+		}
 		if !emit(&task{kind: taskFile, file: f, h: h}) {
 			h.close()
 			return ctx.Err()
@@ -501,12 +512,30 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.After != nil && f.Path == opt.After.Path {
 				t.after = opt.After.Line
 			}
+			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
+			if t.kind == taskIDs && t.after == 0 {
+				sure += t.sureHits()
+			}
 			if !emit(t) {
 				return ctx.Err()
 			}
 		}
 	}
 	return nil
+}
+
+// sureHits is how many hits an IDs task holds at least: its candidates
+// that need no verification.
+func (t *task) sureHits() int64 {
+	sp := t.seg.Spans()[t.span]
+	lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
+	n := rangeCard(t.plan.cands, lo, hi)
+	if t.plan.verify != nil {
+		n -= rangeCard(t.plan.verify, lo, hi)
+	} else {
+		n = 0 // every candidate is verified
+	}
+	return int64(n)
 }
 
 // rangeCard counts members of bm in [lo, hi).

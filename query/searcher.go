@@ -26,7 +26,8 @@ type File struct {
 	ID    uint64
 	Path  string // display path, as grep -r prints it
 	Rec   *mmapstore.FileRecord
-	spans []spanRef // this file's line ranges, in file offset order
+	spans []spanRef                 // this file's line ranges, in file offset order
+	state atomic.Pointer[fileState] // with a Watch: the last look at it
 }
 
 type spanRef struct {
@@ -46,7 +47,6 @@ type Searcher struct {
 	mu     sync.Mutex
 	dirs   map[int]*rootDir
 	open   map[uint64]*sharedFile // open log files, by file id
-	states map[uint64]fileState   // with a Watch: last looks at files, by id
 	watch  *Watch
 	lstats atomic.Int64 // files looked at (for tests)
 
@@ -66,7 +66,7 @@ type rootDir struct {
 // spelling of each root to print (the PATH arguments of this invocation).
 func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 	s := &Searcher{ix: ix, byID: map[uint64]*File{}, dirs: map[int]*rootDir{},
-		open: map[uint64]*sharedFile{}, states: map[uint64]fileState{}}
+		open: map[uint64]*sharedFile{}}
 	s.roots = append(s.roots, ix.Manifest.Roots...)
 	for i := range s.roots {
 		if i < len(display) {
@@ -261,6 +261,7 @@ const maxOpenFiles = 256
 // fileState is what lstat said of an indexed file's path.
 type fileState struct {
 	seq      uint64 // Watch sequence before the lstat
+	path     string // the path watched
 	err      error
 	regular  bool
 	dev, ino uint64
@@ -281,11 +282,8 @@ func (s *Searcher) lookup(f *File) fileState {
 	}
 	w := s.watch
 	if w != nil {
-		s.mu.Lock()
-		st, ok := s.states[f.ID]
-		s.mu.Unlock()
-		if ok && w.unchangedSince(filepath.Join(s.rootDir(f.Rec.Root).real, name), st.seq) {
-			return st
+		if st := f.state.Load(); st != nil && w.unchangedSince(st.path, st.seq) {
+			return *st
 		}
 	}
 	var st fileState
@@ -303,9 +301,8 @@ func (s *Searcher) lookup(f *File) fileState {
 		}
 	}
 	if w != nil {
-		s.mu.Lock()
-		s.states[f.ID] = st
-		s.mu.Unlock()
+		st.path = filepath.Join(s.rootDir(f.Rec.Root).real, name)
+		f.state.Store(&st)
 	}
 	return st
 }
@@ -324,7 +321,7 @@ func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
 	}
 	unchanged := st.size == f.Rec.Indexed && st.mtime == f.Rec.MTime
 	if unchanged && !mustRead {
-		return &handle{size: st.size}, nil
+		return unchangedHandle, nil
 	}
 	sf, err := s.shared(f)
 	if err != nil {
@@ -350,6 +347,10 @@ func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
 	}
 	return h, nil
 }
+
+// unchangedHandle stands for every file found as indexed when nothing
+// needs reading (it holds nothing to close).
+var unchangedHandle = &handle{}
 
 // shared returns the open file for f (the indexed inode), opening it when
 // needed, with a reference for the caller.

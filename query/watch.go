@@ -24,7 +24,7 @@ import (
 type Watch struct {
 	w *fsnotify.Watcher
 
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	seq     uint64            // bumped per change
 	changed map[string]uint64 // path -> seq of its last change
 	reset   uint64            // nothing before this is vouched for
@@ -77,29 +77,27 @@ func (w *Watch) Err() error {
 
 // now returns a sequence to remember with what is about to be observed.
 func (w *Watch) now() uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.mu.RLock()
+	defer w.mu.RUnlock()
 	return w.seq
 }
 
 // unchangedSince reports whether path and the directories above it have
 // seen no change after seq.
 func (w *Watch) unchangedSince(path string, seq uint64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.mu.RLock()
+	defer w.mu.RUnlock()
 	if w.broken != nil || w.reset > seq {
 		return false
 	}
-	for p := path; ; {
+	// path is clean and absolute: its ancestors are its prefixes up to
+	// each separator.
+	for p := path; p != ""; p = p[:strings.LastIndexByte(p, filepath.Separator)] {
 		if w.changed[p] > seq {
 			return false
 		}
-		d := filepath.Dir(p)
-		if d == p {
-			return true
-		}
-		p = d
 	}
+	return true
 }
 
 func (w *Watch) fail(err error) {

@@ -111,7 +111,13 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 			display = append(display, r.Given)
 		}
 	}
-	log := newLogger(e.stderr, zerolog.InfoLevel)
+	logOut := e.stderr
+	if !isTerminal(e.stderr) {
+		lb := newLogBuffer(e.stderr)
+		defer lb.Close()
+		logOut = lb
+	}
+	log := newLogger(logOut, zerolog.InfoLevel)
 
 	// The first run shows progress as `logdex index` does; later ones
 	// run in the background quietly.
