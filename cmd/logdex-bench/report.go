@@ -165,9 +165,13 @@ func (r *Report) mdServer(p printf) {
 		p("\n")
 	}
 	if len(x.Load) > 0 {
-		p("Search load with %s on `%s`:\n\n| connections | QPS | p50 | p99 | errors |\n|--:|--:|--:|--:|--:|\n", x.LoadTool, x.LoadURL)
+		p("Search load with %s (`/api/search`, limit 100):\n\n| query | answer cache | connections | QPS | p50 | p99 | errors |\n|---|---|--:|--:|--:|--:|--:|\n", x.LoadTool)
 		for _, l := range x.Load {
-			p("| %d | %.0f [%.0f–%.0f] | %s | %s | %d |\n", l.Conns, l.QPS, l.QPSMin, l.QPSMax, dur(l.P50), dur(l.P99), l.Errors)
+			c := "off"
+			if l.Cache {
+				c = "1 s"
+			}
+			p("| %s | %s | %d | %.0f [%.0f–%.0f] | %s | %s | %d |\n", l.Query, c, l.Conns, l.QPS, l.QPSMin, l.QPSMax, dur(l.P50), dur(l.P99), l.Errors)
 		}
 		p("\n")
 	}

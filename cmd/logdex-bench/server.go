@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/logdex/logdex/fixtures/loggen"
 )
 
 // ServerResult is the server section. It runs only when the binary has a
@@ -28,7 +30,6 @@ type ServerResult struct {
 	Skipped  string        `json:"skipped,omitempty"`
 	Load     []LoadRow     `json:"load,omitempty"`
 	LoadTool string        `json:"load_tool,omitempty"`
-	LoadURL  string        `json:"load_url,omitempty"`
 	Transfer []TransferRow `json:"transfer,omitempty"`
 	Startup  []StartupRow  `json:"startup,omitempty"`
 	Notes    []string      `json:"notes,omitempty"`
@@ -37,6 +38,8 @@ type ServerResult struct {
 // LoadRow is search throughput and latency at one concurrency (medians
 // over runs of --server-seconds each).
 type LoadRow struct {
+	Query  string  `json:"query"` // what was asked, and how
+	Cache  bool    `json:"cache"` // the server's 1 s answer cache was on
 	Conns  int     `json:"conns"`
 	QPS    float64 `json:"qps"`
 	QPSMin float64 `json:"qps_min"`
@@ -115,10 +118,31 @@ func (b *bench) server(c *corpus, ixDir string) error {
 	if _, _, err := s.waitUp(b.ctx, 2*time.Minute); err != nil {
 		return err
 	}
-	if err := b.serverLoad(res, s); err != nil {
+	if err := b.serverLoad(res, s, "mallory (100 of its hits)", searchPath, true, []int{1, 16, 64}); err != nil {
 		return err
 	}
-	return b.serverTransfer(res, s, c)
+	if err := b.serverTransfer(res, s, c); err != nil {
+		return err
+	}
+	// Again with the answer cache off: every request is a search.
+	s.stop()
+	nc, err := b.startServer(c, ix, []string{"--cache-ttl", "0"})
+	if err != nil {
+		return err
+	}
+	defer nc.stop()
+	if _, _, err := nc.waitUp(b.ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	if n, ok := c.needle(loggen.NeedleReqID); ok {
+		p := "/api/search?q=" + url.QueryEscape(n.Text) + "&mode=query&limit=100"
+		if err := b.serverLoad(res, nc, fmt.Sprintf("request id (%d hit)", n.Lines), p, false, []int{1, 64}); err != nil {
+			return err
+		}
+	} else {
+		res.Notes = append(res.Notes, "no planted request id in this corpus: needle load not measured")
+	}
+	return b.serverLoad(res, nc, "mallory (100 of its hits)", searchPath, false, []int{1, 64})
 }
 
 // served is a running logdex serve.
@@ -258,11 +282,10 @@ func (b *bench) serverStartup(res *ServerResult, c *corpus, ix string, hasWarmup
 
 // serverLoad measures search QPS and latency at 1, 16 and 64 connections,
 // with wrk when installed, else with a Go load generator in this process.
-func (b *bench) serverLoad(res *ServerResult, s *served) error {
-	u := s.url(searchPath)
-	res.LoadURL = u
+func (b *bench) serverLoad(res *ServerResult, s *served, name, path string, cache bool, conns []int) error {
+	u := s.url(path)
 	if code, err := get(u); err != nil || code != http.StatusOK {
-		res.Notes = append(res.Notes, fmt.Sprintf("GET %s answered %d (%v): load not measured", searchPath, code, err))
+		res.Notes = append(res.Notes, fmt.Sprintf("GET %s answered %d (%v): load not measured", path, code, err))
 		return nil
 	}
 	dur := time.Duration(b.cfg.serverSeconds) * time.Second
@@ -271,7 +294,6 @@ func (b *bench) serverLoad(res *ServerResult, s *served) error {
 	if useWrk {
 		res.LoadTool = "wrk"
 	}
-	conns := []int{1, 16, 64}
 	type acc struct {
 		qps, p50, p99 []float64
 		errs          int
@@ -299,7 +321,7 @@ func (b *bench) serverLoad(res *ServerResult, s *served) error {
 		a := accs[i]
 		q := append([]float64(nil), a.qps...)
 		sort.Float64s(q)
-		res.Load = append(res.Load, LoadRow{Conns: n, QPS: median(q), QPSMin: q[0], QPSMax: q[len(q)-1],
+		res.Load = append(res.Load, LoadRow{Query: name, Cache: cache, Conns: n, QPS: median(q), QPSMin: q[0], QPSMax: q[len(q)-1],
 			P50: median(a.p50), P99: median(a.p99), Errors: a.errs})
 	}
 	return nil
