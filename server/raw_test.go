@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // expectedRaw is what /api/search/raw must send for a query: each hit's
@@ -189,5 +190,31 @@ func TestRawHead(t *testing.T) {
 	}
 	if ts.metricValue(t, "logdex_sendfile_bytes_total") != sent0 {
 		t.Fatal("HEAD read the file")
+	}
+}
+
+func TestNextChunk(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name      string
+		cur, sent int64
+		took      time.Duration
+		minChunk  int64
+		timeout   time.Duration
+		want      int64
+	}{
+		{"fast client doubles", 4 * mib, 4 * mib, 2 * time.Millisecond, 4 * mib, 30 * time.Second, 8 * mib},
+		{"up to the cap", 48 * mib, 48 * mib, 2 * time.Millisecond, 4 * mib, 30 * time.Second, maxSendfileChunk},
+		{"slow client stays at the minimum", 4 * mib, 4 * mib, 10 * time.Second, 4 * mib, 30 * time.Second, 4 * mib},
+		{"in between: an eighth of the timeout's worth", 16 * mib, 16 * mib, 4 * time.Second, 4 * mib, 32 * time.Second, 16 * mib},
+		{"a slower client shrinks it", 32 * mib, 32 * mib, 8 * time.Second, 4 * mib, 32 * time.Second, 16 * mib},
+		{"short send (end of file) keeps the size", 8 * mib, mib, time.Millisecond, 4 * mib, 30 * time.Second, 8 * mib},
+		{"no timeout: the cap", 4 * mib, 4 * mib, time.Second, 4 * mib, 0, maxSendfileChunk},
+		{"a minimum above the cap wins", 1 << 32, 1 << 32, time.Second, 1 << 32, 30 * time.Second, 1 << 32},
+	}
+	for _, c := range cases {
+		if got := nextChunk(c.cur, c.sent, c.took, c.minChunk, c.timeout); got != c.want {
+			t.Errorf("%s: nextChunk = %d, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -70,8 +70,9 @@ type Options struct {
 
 	Logger zerolog.Logger
 
-	// SendfileChunk is the most one sendfile call is asked to move; the
-	// write deadline is pushed forward between calls (4 MiB).
+	// SendfileChunk is the first and smallest amount one sendfile call is
+	// asked to move; the write deadline is pushed forward between calls,
+	// and chunks grow up to 64 MiB for clients that keep up (4 MiB).
 	SendfileChunk int64
 	// SocketSendBuffer, when > 0, sets SO_SNDBUF on accepted connections.
 	SocketSendBuffer int

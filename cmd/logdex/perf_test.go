@@ -147,9 +147,9 @@ func TestPerfContent(t *testing.T) {
 	variants := []*variant{
 		{name: "copy 32 KiB", env: []string{"LOGDEX_DEBUG_COPY_BUFFER=32768"}},
 		{name: "copy 256 KiB", env: []string{"LOGDEX_DEBUG_COPY_BUFFER=262144"}},
-		{name: "sendfile 4 MiB chunks (default)"},
-		{name: "sendfile 1 MiB chunks", env: []string{"LOGDEX_SENDFILE_CHUNK=1048576"}},
-		{name: "sendfile 16 MiB chunks", env: []string{"LOGDEX_SENDFILE_CHUNK=16777216"}},
+		{name: "sendfile, chunks from 4 MiB (default)"},
+		{name: "sendfile, chunks from 1 MiB", env: []string{"LOGDEX_SENDFILE_CHUNK=1048576"}},
+		{name: "sendfile, chunks from 16 MiB", env: []string{"LOGDEX_SENDFILE_CHUNK=16777216"}},
 		{name: "sendfile unchunked", env: []string{"LOGDEX_SENDFILE_CHUNK=4294967296"}},
 		{name: "sendfile 4 MiB + SO_SNDBUF 4 MiB", env: []string{"LOGDEX_SNDBUF=4194304"}},
 		{name: "sendfile 4 MiB + SO_SNDBUF 1 MiB", env: []string{"LOGDEX_SNDBUF=1048576"}},
