@@ -228,6 +228,9 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	countOnly := func() bool {
 		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
 	}
+	if !s.noInline && fewCandidates(plans) {
+		return st, s.searchInline(ctx, q, opt, plans, st, fn)
+	}
 	tasks := make(chan *task, 2*workers)
 	order := make(chan *task, 4*workers)
 	var wg sync.WaitGroup
@@ -286,6 +289,59 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 		return st, err
 	}
 	return st, nil
+}
+
+// inlineMax is the most candidate lines a search runs without its worker
+// pipeline: below it, goroutine hand-offs cost more than the reads.
+const inlineMax = 256
+
+// fewCandidates reports whether the index narrowed every segment to a
+// handful of lines (no scans planned).
+func fewCandidates(plans []*segPlan) bool {
+	var n uint64
+	for _, p := range plans {
+		switch p.mode {
+		case planNone:
+		case planIDs:
+			if n += p.cands.GetCardinality(); n > inlineMax {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// searchInline is Search for selective queries, in the caller's
+// goroutine: tasks run as they are produced (only files grown since
+// indexing add scans, of their new bytes), then are delivered in order.
+func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans []*segPlan, st *Stats, fn func(*Hit) error) error {
+	var ts []*task
+	var ls lineState
+	perr := s.produce(ctx, q, opt, plans, func(t *task) bool {
+		t.done = closedDone
+		if t.kind != taskFile {
+			co := fn == nil || t.beyond
+			s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
+		}
+		ts = append(ts, t)
+		return true
+	})
+	order := make(chan *task, len(ts))
+	for _, t := range ts {
+		order <- t
+	}
+	close(order)
+	var delivered atomic.Int64
+	err := s.consume(ctx, opt, order, st, &delivered, fn)
+	for t := range order {
+		t.h.close()
+	}
+	if err == nil && perr != nil {
+		err = perr
+	}
+	return err
 }
 
 // consume delivers task results in order.

@@ -249,6 +249,13 @@ func TestPropertyQueryLanguage(t *testing.T) {
 // returns every hit exactly once.
 func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Rand) {
 	t.Helper()
+	// Selective queries run without the worker pipeline: it must agree.
+	s.noInline = true
+	piped, _ := search(t, s, q, Options{})
+	s.noInline = false
+	if err := diffLines(piped, want); err != nil {
+		t.Fatalf("%v: through the worker pipeline: %v", q.Root, err)
+	}
 	limit := 1 + r.IntN(50)
 	got, st := search(t, s, q, Options{Limit: limit, CountAll: true})
 	if st.Total != int64(len(want)) {

@@ -44,11 +44,12 @@ type Searcher struct {
 	files []*File // sorted by Path
 	byID  map[uint64]*File
 
-	mu     sync.Mutex
-	dirs   map[int]*rootDir
-	open   map[uint64]*sharedFile // open log files, by file id
-	watch  *Watch
-	lstats atomic.Int64 // files looked at (for tests)
+	mu       sync.Mutex
+	dirs     map[int]*rootDir
+	open     map[uint64]*sharedFile // open log files, by file id
+	watch    *Watch
+	lstats   atomic.Int64 // files looked at (for tests)
+	noInline bool         // tests: always use the worker pipeline
 
 	// Workers is the number of goroutines verifying and scanning (default
 	// GOMAXPROCS).
