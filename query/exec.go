@@ -179,6 +179,9 @@ type task struct {
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
+	// need is the most hit records this task must keep (0: no cap): the
+	// limit less what earlier tasks surely hold.
+	need int
 
 	hits       []hitRec
 	buf        []byte
@@ -245,7 +248,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 					// need only be counted; tasks drop lines up to the
 					// paging cursor themselves.
 					co := countOnly() || t.beyond
-					s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
+					s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
 				}
 				close(t.done)
 			}
@@ -323,7 +326,7 @@ func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plan
 		t.done = closedDone
 		if t.kind != taskFile {
 			co := fn == nil || t.beyond
-			s.run(ctx, q, t, opt.Text && !co, co, opt.Limit, &ls)
+			s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
 		}
 		ts = append(ts, t)
 		return true
@@ -569,6 +572,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				t.after = opt.After.Line
 			}
 			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
+			if opt.Limit > 0 && !t.beyond {
+				t.need = opt.Limit - int(sure)
+			}
 			if t.kind == taskIDs && t.after == 0 {
 				sure += t.sureHits()
 			}
