@@ -15,6 +15,14 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe marks the ASCII bytes that go into a JSON string as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string, escaped like encoding/json
 // (HTML-safe, invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
 func appendJSONString[T string | []byte](dst []byte, s T) []byte {
@@ -22,7 +30,7 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if jsonSafe[b] {
 				i++
 				continue
 			}
