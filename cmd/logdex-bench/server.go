@@ -136,7 +136,7 @@ func (b *bench) server(c *corpus, ixDir string) error {
 	}
 	if n, ok := c.needle(loggen.NeedleReqID); ok {
 		p := "/api/search?q=" + url.QueryEscape(n.Text) + "&mode=query&limit=100"
-		if err := b.serverLoad(res, nc, fmt.Sprintf("request id (%d hit)", n.Lines), p, false, []int{1, 64}); err != nil {
+		if err := b.serverLoad(res, nc, fmt.Sprintf("request id (%d line%s)", n.Lines, plural(n.Lines)), p, false, []int{1, 64}); err != nil {
 			return err
 		}
 	} else {
@@ -589,4 +589,11 @@ func fileID(u, rel string, size int64) (string, error) {
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].size > cs[j].size })
 	return cs[0].id, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

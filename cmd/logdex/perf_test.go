@@ -45,6 +45,7 @@ func envOr(name, def string) string {
 type procStat struct {
 	utime, stime time.Duration
 	rss          int64
+	anon         int64 // RssAnon: heap, stacks, buffers (what connections cost)
 }
 
 func readProc(t *testing.T, pid int) procStat {
@@ -59,7 +60,16 @@ func readProc(t *testing.T, pid int) procStat {
 		return time.Duration(n) * time.Second / 100
 	}
 	rssPages, _ := strconv.ParseInt(f[21], 10, 64)
-	return procStat{utime: tick(f[11]), stime: tick(f[12]), rss: rssPages * int64(os.Getpagesize())}
+	ps := procStat{utime: tick(f[11]), stime: tick(f[12]), rss: rssPages * int64(os.Getpagesize())}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				ps.anon = kb << 10
+			}
+		}
+	}
+	return ps
 }
 
 // perfFile makes (once) a 1 GiB log file from the generated corpus and
@@ -236,20 +246,23 @@ func TestPerfConcurrentDownloads(t *testing.T) {
 	raiseNofile(t)
 	bin := logdexBin(t)
 	logs, idx := perfFile(t)
-	s := startServe(t, nil, bin, "serve", "--addr", "127.0.0.1:0", "--reindex", "0", "--index", idx, logs)
+	// No warm-up: its mapped index pages would count in RSS and hide what
+	// the downloads cost.
+	s := startServe(t, nil, bin, "serve", "--addr", "127.0.0.1:0", "--reindex", "0", "--warmup", "off", "--index", idx, logs)
 	url := fmt.Sprintf("%s/api/files/%d/content", s.url, fileID(t, s.url, "one.log"))
 	t.Logf("server RSS idle: %d MiB", readProc(t, s.pid).rss>>20)
 	for _, k := range []int{1, 16, 64, 256} {
 		per := int64(1<<30) / int64(k) // about 1 GiB per step, at least 16 MiB a download
 		per = max(per, 16<<20)
 		stop := make(chan struct{})
-		var peak int64
+		var peak, peakAnon int64
 		var wgSample sync.WaitGroup
 		wgSample.Add(1)
 		go func() {
 			defer wgSample.Done()
 			for {
-				peak = max(peak, readProc(t, s.pid).rss)
+				ps := readProc(t, s.pid)
+				peak, peakAnon = max(peak, ps.rss), max(peakAnon, ps.anon)
 				select {
 				case <-stop:
 					return
@@ -278,7 +291,7 @@ func TestPerfConcurrentDownloads(t *testing.T) {
 		close(stop)
 		wgSample.Wait()
 		client.CloseIdleConnections()
-		t.Logf("  %3d concurrent downloads of %4d MiB: %6.0f MiB/s total, server peak RSS %d MiB", k, per>>20, float64(total)/el.Seconds()/(1<<20), peak>>20)
+		t.Logf("  %3d concurrent downloads of %4d MiB: %6.0f MiB/s total, server peak RSS %d MiB (anonymous %d MiB)", k, per>>20, float64(total)/el.Seconds()/(1<<20), peak>>20, peakAnon>>20)
 	}
 }
 
@@ -365,11 +378,14 @@ func TestPerfIdleConnections(t *testing.T) {
 	if g := os.Getenv("LOGDEX_PERF_SERVER_GOGC"); g != "" {
 		env = append(env, "GOGC="+g)
 	}
-	s := startServe(t, env, bin, "serve", "--addr", "127.0.0.1:0", "--reindex", "0", "--cache-ttl", "0", "--index", idx, corpus)
+	// No warm-up: its mapped index pages would count in RSS and hide what
+	// the connections cost.
+	s := startServe(t, env, bin, "serve", "--addr", "127.0.0.1:0", "--reindex", "0", "--cache-ttl", "0", "--warmup", "off", "--index", idx, corpus)
 	addr := strings.TrimPrefix(s.url, "http://")
 	search := s.url + "/api/search?q=mallory"
 	fetch(t, search)
-	before := readProc(t, s.pid).rss
+	p0 := readProc(t, s.pid)
+	before := p0.rss
 	const n = 10_000
 	conns := make([]net.Conn, 0, n)
 	readers := make([]*bufio.Reader, 0, n)
@@ -400,7 +416,8 @@ func TestPerfIdleConnections(t *testing.T) {
 	}
 	t.Logf("%d keep-alive connections open after one request each, in %v", n, time.Since(t0).Round(time.Millisecond))
 	time.Sleep(2 * time.Second) // let the server settle (GC)
-	held := readProc(t, s.pid).rss
+	p1 := readProc(t, s.pid)
+	held := p1.rss
 	client := &http.Client{Transport: &http.Transport{}}
 	var lat []time.Duration
 	for i := 0; i < 500; i++ {
@@ -428,8 +445,8 @@ func TestPerfIdleConnections(t *testing.T) {
 		t.Logf("%d GC cycles logged", gcs)
 	}
 	q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))].Round(10 * time.Microsecond) }
-	t.Logf("server RSS %d MiB before, %d MiB with %d idle connections; %d searches (no cache) one after another: p50 %v p90 %v p99 %v max %v; on an idle connection %v",
-		before>>20, held>>20, n, len(lat), q(.5), q(.9), q(.99), q(1), idleLat.Round(10*time.Microsecond))
+	t.Logf("server RSS %d MiB before (anonymous %d), %d MiB with %d idle connections (anonymous %d); %d searches (no cache) one after another: p50 %v p90 %v p99 %v max %v; on an idle connection %v",
+		before>>20, p0.anon>>20, held>>20, n, p1.anon>>20, len(lat), q(.5), q(.9), q(.99), q(1), idleLat.Round(10*time.Microsecond))
 	if held > 300<<20 {
 		t.Errorf("RSS %d MiB > 300 MiB", held>>20)
 	}
