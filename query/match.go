@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/query/internal/scan"
@@ -169,10 +170,70 @@ func highlightTokens(ls *lineState, dst [][2]int, ok func([]byte) bool) [][2]int
 }
 
 func (m termM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	if !ls.tokenized {
+		if out, ok := asciiWords(ls.line, dst, m.t, false); ok {
+			return out
+		}
+	}
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.Equal(t, m.t) })
 }
 func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	if !ls.tokenized {
+		if out, ok := asciiWords(ls.line, dst, m.t, true); ok {
+			return out
+		}
+	}
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.HasPrefix(t, m.t) })
+}
+
+// asciiWord marks the ASCII bytes the token rule puts in words.
+var asciiWord = func() (w [utf8.RuneSelf]bool) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		w[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	return w
+}()
+
+// asciiWords appends the spans of line's tokens equal to the folded term t
+// (starting with it, if prefix) when line is all ASCII, comparing in place
+// instead of folding every token: the common case of highlighting hits.
+// ok is false, and dst unchanged, when the line holds other bytes (the
+// token scanner then decides).
+func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int, ok bool) {
+	n := len(dst)
+	for i := 0; i < len(line); {
+		if line[i] >= utf8.RuneSelf {
+			return dst[:n], false
+		}
+		if !asciiWord[line[i]] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(line) && line[j] < utf8.RuneSelf && asciiWord[line[j]] {
+			j++
+		}
+		if tok := line[i:j]; len(tok) == len(t) || prefix && len(tok) > len(t) {
+			if equalFoldedASCII(tok[:len(t)], t) {
+				dst = append(dst, [2]int{i, j})
+			}
+		}
+		i = j
+	}
+	return dst, true
+}
+
+// equalFoldedASCII reports whether ASCII word bytes b fold to t.
+func equalFoldedASCII(b, t []byte) bool {
+	for k, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != t[k] {
+			return false
+		}
+	}
+	return true
 }
 func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	spans := tokenSpans(ls)

@@ -1,0 +1,62 @@
+package query
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/logdex/logdex/mmapstore/token"
+)
+
+var highlightSeeds = []struct{ line, term string }{
+	{"2026-10-10 INFO user=mallory.quint login mallory", "mallory"},
+	{"MALLORY Mallory mallory_x xmallory", "mallory"},
+	{"café mallory", "mallory"},
+	{"caféx mallory", "caf"},
+	{"KELVIN \u212aelvin kelvin", "kelvin"},
+	{"", "a"},
+	{"a_b a-b A_B", "a_b"},
+	{"req=9b1e4f7a2c6d8e03 done", "9b1e4f7a2c6d8e03"},
+}
+
+// TestASCIIWordsMatchesScanner: the in-place ASCII path highlights exactly
+// the tokens the token scanner would, and gives way on other lines.
+func TestASCIIWordsMatchesScanner(t *testing.T) {
+	for _, c := range highlightSeeds {
+		checkASCIIWords(t, c.line, c.term)
+	}
+}
+
+func FuzzASCIIWords(f *testing.F) {
+	for _, c := range highlightSeeds {
+		f.Add(c.line, c.term)
+	}
+	f.Fuzz(checkASCIIWords)
+}
+
+func checkASCIIWords(t *testing.T, line, term string) {
+	folded := token.Fold(nil, []byte(term))
+	if len(folded) == 0 {
+		return
+	}
+	for _, prefix := range []bool{false, true} {
+		var ls lineState
+		ls.reset([]byte(line))
+		want := highlightTokens(&ls, nil, func(tok []byte) bool {
+			if prefix {
+				return bytes.HasPrefix(tok, folded)
+			}
+			return bytes.Equal(tok, folded)
+		})
+		got, ok := asciiWords([]byte(line), [][2]int{{-1, -1}}, folded, prefix)
+		if !ok {
+			if len(got) != 1 {
+				t.Fatalf("%q: gave way but changed dst: %v", line, got)
+			}
+			continue
+		}
+		if fmt.Sprint(got[1:]) != fmt.Sprint(want) && !(len(got) == 1 && len(want) == 0) {
+			t.Fatalf("line %q term %q prefix %v: got %v, want %v", line, folded, prefix, got[1:], want)
+		}
+	}
+}
