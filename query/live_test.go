@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -132,6 +133,21 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 				}
 				time.Sleep(time.Millisecond)
 			}
+			// A file deleted or replaced is not kept open (its disk space
+			// must be freed).
+			for _, p := range paths {
+				fi, err := os.Lstat(p)
+				f := fileByPath(s, p)
+				if err == nil && fi.Mode().IsRegular() && sameInode(fi, f) {
+					continue
+				}
+				s.mu.Lock()
+				_, open := s.open[f.ID]
+				s.mu.Unlock()
+				if open {
+					t.Fatalf("%s: no longer the indexed file, still kept open", p)
+				}
+			}
 			// The lines around a hit come from the file as it is now too.
 			for _, h := range got {
 				f := fileByPath(s, h.path)
@@ -169,4 +185,9 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sameInode(fi os.FileInfo, f *File) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Dev) == f.Rec.Dev && st.Ino == f.Rec.Ino
 }

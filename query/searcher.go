@@ -315,9 +315,11 @@ func (s *Searcher) lookup(f *File) fileState {
 func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
 	st := s.lookup(f)
 	if errors.Is(st.err, os.ErrNotExist) {
+		s.forget(f.ID)
 		return &handle{stale: errDeleted}, nil
 	}
 	if st.err != nil || !st.regular || st.dev != f.Rec.Dev || st.ino != f.Rec.Ino {
+		s.forget(f.ID)
 		return s.check(f)
 	}
 	unchanged := st.size == f.Rec.Indexed && st.mtime == f.Rec.MTime
@@ -397,6 +399,17 @@ func (s *Searcher) shared(f *File) (*sharedFile, error) {
 		s.open[f.ID] = sf
 	}
 	return sf, nil
+}
+
+// forget closes the kept-open file of id, if any, once its users are
+// done: a deleted log must not stay allocated on disk because logdex
+// holds it open.
+func (s *Searcher) forget(id uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sf, ok := s.open[id]; ok {
+		s.dropLocked(id, sf)
+	}
 }
 
 // dropLocked removes sf from the cache; it closes when its last user is
