@@ -295,8 +295,10 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 }
 
 // inlineMax is the most candidate lines a search runs without its worker
-// pipeline: below it, goroutine hand-offs cost more than the reads.
-const inlineMax = 256
+// pipeline. Below it the pipeline's goroutine hand-offs cost more than its
+// parallel reads gain: mallory (304 candidates) answered as fast alone
+// (309 against 322 µs) and 10% more often at 64 connections.
+const inlineMax = 1024
 
 // fewCandidates reports whether the index narrowed every segment to a
 // handful of lines (no scans planned).
