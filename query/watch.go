@@ -61,8 +61,9 @@ func NewWatch(roots []string) (*Watch, error) {
 	return w, nil
 }
 
-// Close stops watching.
+// Close stops watching; from then on it vouches for nothing.
 func (w *Watch) Close() error {
+	w.fail(errors.New("watch closed"))
 	err := w.w.Close()
 	<-w.done
 	return err

@@ -130,9 +130,10 @@ type Server struct {
 	cur      atomic.Pointer[snapshot]
 	seq      atomic.Uint64
 	reloadMu sync.Mutex
-	closed   bool         // under reloadMu: no more snapshots
-	watch    *query.Watch // under reloadMu
-	watchKey string       // the roots watched
+	closed   bool                        // under reloadMu: no more snapshots
+	watch    *query.Watch                // under reloadMu
+	watchKey string                      // the roots watched
+	watching atomic.Pointer[query.Watch] // s.watch, for status readers
 	reindex  reindexState
 
 	httpSrv  *http.Server
@@ -235,6 +236,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.watch != nil {
 		s.watch.Close()
 		s.watch = nil
+		s.watching.Store(nil)
 	}
 	s.reloadMu.Unlock()
 	return err

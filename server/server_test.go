@@ -53,7 +53,8 @@ func TestEndpoints(t *testing.T) {
 	var st Status
 	ts.get(t, "/api/status").json(t, &st)
 	if !st.Ready || st.Index == nil || st.Index.Lines != 2570 || st.Index.Segments != 1 || st.Index.IndexBytes == 0 ||
-		st.Index.ResidentBytes == 0 || st.Searches.Max == 0 || len(st.Index.Roots) != 1 || st.Index.Roots[0] != "logs" {
+		st.Index.ResidentBytes == 0 || st.Searches.Max == 0 || len(st.Index.Roots) != 1 || st.Index.Roots[0] != "logs" ||
+		!st.Watch.Active || st.Watch.Error != "" {
 		t.Errorf("status %+v %+v", st, st.Index)
 	}
 	// Per-route metrics carry the pattern, not the path.

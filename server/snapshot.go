@@ -257,6 +257,7 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *query.Watch {
 	if s.watch != nil {
 		s.watch.Close()
 		s.watch = nil
+		s.watching.Store(nil)
 	}
 	w, err := query.NewWatch(roots)
 	if err != nil {
@@ -267,5 +268,6 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *query.Watch {
 		s.log.Warn().Err(err).Msg("cannot watch all log directories; every search checks every file")
 	}
 	s.watch, s.watchKey = w, key
+	s.watching.Store(w)
 	return w
 }

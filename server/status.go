@@ -16,6 +16,14 @@ type Status struct {
 	Reindex  ReindexStatus         `json:"reindex"`
 	Searches SearchesStatus        `json:"searches"`
 	Warmup   *mmapstore.WarmStatus `json:"warmup"` // null when warm-up is off
+	Watch    WatchStatus           `json:"watch"`
+}
+
+// WatchStatus tells whether searches can trust inotify about unchanged
+// files; when not, every search checks every file (slower, still exact).
+type WatchStatus struct {
+	Active bool   `json:"active"`
+	Error  string `json:"error,omitempty"` // why not, when it failed
 }
 
 // IndexStatus summarizes the snapshot served.
@@ -62,6 +70,14 @@ func (s *Server) status() Status {
 		st.Reindex.Last = &last
 	}
 	s.reindex.mu.Unlock()
+	if w := s.watching.Load(); w != nil {
+		st.Watch.Active = true
+		if err := w.Err(); err != nil {
+			st.Watch = WatchStatus{Error: err.Error()}
+		}
+	} else if s.opt.NoWatch {
+		st.Watch.Error = "off (--no-watch)"
+	}
 	if sn := s.acquire(); sn != nil {
 		defer sn.unref()
 		st.Ready = true

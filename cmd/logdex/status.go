@@ -128,6 +128,11 @@ func printStatus(w io.Writer, base string, st *server.Status) {
 		}
 	}
 	fmt.Fprintf(w, "searches: %d running, at most %d (+%d queued)\n", st.Searches.Active, st.Searches.Max, st.Searches.Queue)
+	if st.Watch.Active {
+		fmt.Fprintln(w, "watch:    inotify on the log directories; unchanged files cost searches nothing")
+	} else if st.Watch.Error != "" {
+		fmt.Fprintf(w, "watch:    none (%s); every search checks every file\n", st.Watch.Error)
+	}
 	if wu := st.Warmup; wu != nil {
 		pct := 0.0
 		if wu.Mapped > 0 {
