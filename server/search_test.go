@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/logdex/logdex/query"
 )
@@ -236,5 +238,45 @@ func TestSearchCache(t *testing.T) {
 	}
 	if r := ts.get(t, "/api/search?q=error"); r.code != http.StatusOK || r.header.Get("X-Logdex-Cache") != "hit" {
 		t.Fatalf("second request after re-index: %d %q", r.code, r.header.Get("X-Logdex-Cache"))
+	}
+}
+
+// TestAppendedLinesWithoutReindex: lines appended to a log after indexing
+// are found (the appended bytes are scanned) without a re-index, as soon
+// as the watch reports the write; after a rotation (api.log renamed over
+// the indexed api.log.1) they are found where grep would find them now.
+func TestAppendedLinesWithoutReindex(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx, func(o *Options) { o.CacheTTL = 0 })
+	log := fx.logs + "/app/api.log"
+	if sr := ts.search(t, "q=zanzibar"); sr.Total != 0 {
+		t.Fatalf("zanzibar before the append: %d", sr.Total)
+	}
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("2026-10-10T23:59:59Z WARN appended after indexing zanzibar\n")
+	f.Close()
+	const text = "2026-10-10T23:59:59Z WARN appended after indexing zanzibar"
+	waitFor := func(path string) *searchResp {
+		t.Helper()
+		for start := time.Now(); ; time.Sleep(2 * time.Millisecond) {
+			sr := ts.search(t, "q=zanzibar")
+			if sr.Total == 1 && sr.Hits[0].Path == path && sr.Hits[0].Text == text {
+				return sr
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("zanzibar: %+v, want one hit in %s", sr, path)
+			}
+		}
+	}
+	waitFor("logs/app/api.log")
+	if err := os.Rename(log, log+".1"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, log, "a fresh file\n")
+	if sr := waitFor("logs/app/api.log.1"); len(sr.Warnings) < 2 {
+		t.Fatalf("rotated files answered without warnings: %q", sr.Warnings)
 	}
 }
