@@ -227,19 +227,29 @@ func (s *Searcher) check(f *File) (*handle, error) {
 		h.stale = errReplaced
 		return h, nil
 	}
-	if rec.FPLen > 0 {
-		buf := make([]byte, rec.FPLen)
-		if n, err := fh.ReadAt(buf, 0); int64(n) < rec.FPLen {
-			if err != nil && !errors.Is(err, io.EOF) {
-				fh.Close()
-				return nil, err
-			}
-			h.stale = errReplaced
-		} else if xxhash.Sum64(buf) != rec.FP {
-			h.stale = errReplaced
-		}
+	if same, err := sameStart(fh, rec); err != nil {
+		fh.Close()
+		return nil, err
+	} else if !same {
+		h.stale = errReplaced
 	}
 	return h, nil
+}
+
+// sameStart reports whether r still begins with the bytes fingerprinted at
+// indexing (a file truncated and rewritten in place does not).
+func sameStart(r io.ReaderAt, rec *mmapstore.FileRecord) (bool, error) {
+	if rec.FPLen <= 0 {
+		return true, nil
+	}
+	buf := make([]byte, rec.FPLen)
+	if n, err := r.ReadAt(buf, 0); int64(n) < rec.FPLen {
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, err
+		}
+		return false, nil
+	}
+	return xxhash.Sum64(buf) == rec.FP, nil
 }
 
 // A search looks at every file it may answer from, so checking a file
@@ -334,17 +344,13 @@ func (s *Searcher) stat(f *File, mustRead bool) (*handle, error) {
 	switch {
 	case st.size < f.Rec.Indexed:
 		h.stale = errReplaced
-	case !unchanged && f.Rec.FPLen > 0:
+	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
 		// (copytruncate), which the first bytes tell apart.
-		buf := make([]byte, f.Rec.FPLen)
-		if n, err := sf.f.ReadAt(buf, 0); int64(n) < f.Rec.FPLen {
-			if err != nil && !errors.Is(err, io.EOF) {
-				h.close()
-				return nil, err
-			}
-			h.stale = errReplaced
-		} else if xxhash.Sum64(buf) != f.Rec.FP {
+		if same, err := sameStart(sf.f, f.Rec); err != nil {
+			h.close()
+			return nil, err
+		} else if !same {
 			h.stale = errReplaced
 		}
 	}
