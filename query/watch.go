@@ -29,6 +29,7 @@ type Watch struct {
 	changed map[string]uint64 // path -> seq of its last change
 	reset   uint64            // nothing before this is vouched for
 	broken  error             // set when watching stopped working
+	roots   map[string]bool   // the directories watched at the top
 	done    chan struct{}
 }
 
@@ -45,7 +46,7 @@ func NewWatch(roots []string) (*Watch, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{w: fw, changed: map[string]uint64{}, done: make(chan struct{})}
+	w := &Watch{w: fw, changed: map[string]uint64{}, roots: map[string]bool{}, done: make(chan struct{})}
 	for _, r := range roots {
 		real, err := filepath.EvalSymlinks(r)
 		if err != nil {
@@ -55,6 +56,7 @@ func NewWatch(roots []string) (*Watch, error) {
 		if fi, err := os.Stat(real); err == nil && !fi.IsDir() {
 			real = filepath.Dir(real)
 		}
+		w.roots[real] = true
 		w.addTree(real)
 	}
 	go w.loop()
@@ -138,6 +140,11 @@ func (w *Watch) loop() {
 				return
 			}
 			w.note(ev.Name)
+			if w.roots[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				// Nothing watches a root's parent: a root put back
+				// would go unwatched.
+				w.fail(errors.New(ev.Name + " was removed or renamed; changes beneath it are no longer followed"))
+			}
 			if ev.Has(fsnotify.Create) {
 				// Directories appear with content already in them
 				// (mkdir -p, moves): watch them whole.

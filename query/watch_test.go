@@ -62,6 +62,15 @@ func TestWatchVouches(t *testing.T) {
 		t.Fatal("an unchanged path is not vouched for")
 	}
 
+	// A root moved away leaves nothing watching its replacement.
+	must(t, os.Rename(root, root+".moved"))
+	defer os.Rename(root+".moved", root)
+	must(t, os.MkdirAll(root, 0o755))
+	waitFor(t, "root renamed", func() bool { return w.Err() != nil })
+	if w.unchangedSince(filepath.Join(root, "later.log"), w.now()) {
+		t.Fatal("a Watch whose root was renamed vouches for paths")
+	}
+
 	broken, err := NewWatch([]string{filepath.Join(root, "missing")})
 	must(t, err)
 	defer broken.Close()
