@@ -19,8 +19,9 @@ import (
 // to milliseconds, which is the window a concurrent writer races anyway.
 //
 // It never makes an answer wrong, only slower: when watching fails (the
-// inotify watch limit, a queue overflow) it vouches for nothing and
-// searchers stat every file again.
+// inotify watch limit, a root moved away) it vouches for nothing and
+// searchers stat every file again; after a queue overflow it vouches for
+// nothing seen before it.
 type Watch struct {
 	w *fsnotify.Watcher
 
