@@ -1,9 +1,13 @@
 package query
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -190,4 +194,93 @@ func must(t *testing.T, err error) {
 func sameInode(fi os.FileInfo, f *File) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && uint64(st.Dev) == f.Rec.Dev && st.Ino == f.Rec.Ino
+}
+
+// TestSearchesWhileFilesChange searches from several goroutines while
+// indexed files are appended to, rotated, truncated and rewritten: no
+// search may fail, and every hit must be a line holding the needle (a
+// stale buffer or a closed shared file would show here).
+func TestSearchesWhileFilesChange(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "app"), 0o755))
+	names := []string{"app/a.log", "app/b.log", "c.log"}
+	for _, n := range names {
+		must(t, os.WriteFile(filepath.Join(root, n), []byte(filler+"needle at the start\n"+filler), 0o644))
+	}
+	s := testIndex(t, 1<<20, root)
+	w, err := NewWatch([]string{root})
+	must(t, err)
+	defer w.Close()
+	s.SetWatch(w)
+	piped := NewSearcher(s.ix, nil) // the same index through the worker pipeline
+	piped.noInline = true
+	piped.SetWatch(w)
+	defer piped.Close()
+	q, err := Compile([]string{"needle"}, ModeQuery, true)
+	must(t, err)
+
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	var searches atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Half stop at their first hit (the early-stop paths), half
+			// through the worker pipeline.
+			opt := Options{Text: true, Limit: 50, CountAll: true}
+			if g%2 == 1 {
+				opt = Options{Text: true, Limit: 1}
+			}
+			ss := s
+			if g >= 2 {
+				ss = piped
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, err := ss.Search(t.Context(), q, opt, func(h *Hit) error {
+					if !bytes.Contains(bytes.ToLower(h.Text), []byte("needle")) {
+						return fmt.Errorf("%s:%d: hit without the needle: %q", h.File.Path, h.Line, h.Text)
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				searches.Add(1)
+			}
+		}()
+	}
+	deadline := time.Now().Add(time.Second / raceScale)
+	for i := 0; time.Now().Before(deadline); i++ {
+		p := filepath.Join(root, names[i%len(names)])
+		switch i % 4 {
+		case 0:
+			appendFile(t, p, "Needle appended\n"+filler)
+		case 1:
+			must(t, os.Rename(p, p+".1"))
+			must(t, os.WriteFile(p, []byte("needle in a new file\n"+filler), 0o644))
+		case 2:
+			must(t, os.Truncate(p, int64(len(filler)/2)))
+		case 3:
+			must(t, os.WriteFile(p, []byte(filler+"rewritten needle\n"), 0o644))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if searches.Load() == 0 {
+		t.Fatal("no search completed")
+	}
+	t.Logf("%d searches while files changed", searches.Load())
 }
