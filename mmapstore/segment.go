@@ -351,13 +351,19 @@ func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err 
 	if b < 0 || b >= s.nblocks {
 		return fmt.Errorf("block %d out of range", b)
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer s.guard("term dictionary", &err)
 	var end []byte
 	if b+1 < s.nblocks {
 		end = s.BlockKey(b + 1)
 	}
-	it, err := s.fst.Search(depthLimit{}, s.BlockKey(b), end)
+	return s.rangeTerms(s.BlockKey(b), end, fn)
+}
+
+// rangeTerms calls fn for the terms in [lo, hi) (hi nil: to the end), in
+// order, until fn returns false; bad bytes give a corruption error.
+func (s *Segment) rangeTerms(lo, hi []byte, fn func(term []byte, ref uint64) bool) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("term dictionary", &err)
+	it, err := s.fst.Search(depthLimit{}, lo, hi)
 	for err == nil {
 		k, v := it.Current()
 		if !fn(k, v) {
@@ -599,21 +605,7 @@ func (s *Segment) PrefixTerms(prefix []byte, fn func(term []byte, ref uint64) bo
 	if err := s.iterable(); err != nil {
 		return err
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer s.guard("term dictionary", &err)
-	end := successor(prefix)
-	it, err := s.fst.Search(depthLimit{}, prefix, end)
-	for err == nil {
-		k, v := it.Current()
-		if !fn(k, v) {
-			return nil
-		}
-		err = it.Next()
-	}
-	if err == vellum.ErrIteratorDone {
-		return nil
-	}
-	return s.corrupt("term dictionary", -1, "%v", err)
+	return s.rangeTerms(prefix, successor(prefix), fn)
 }
 
 // successor returns the smallest key greater than every key with prefix p,

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -58,6 +59,17 @@ func (l *limiter) acquire(ctx context.Context) (release func(), ok bool) {
 }
 
 func (l *limiter) release() { <-l.slots }
+
+// admit takes a search slot for r, or answers 503 (and counts the
+// refusal) when the server is saturated.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	release, ok = s.limiter.acquire(r.Context())
+	if !ok {
+		s.metrics.rejected.Inc()
+		unavailable(w, 1, "too many searches; retry shortly")
+	}
+	return release, ok
+}
 
 func (l *limiter) active() int { return len(l.slots) }
 

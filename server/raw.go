@@ -78,10 +78,8 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
-	release, ok := s.limiter.acquire(r.Context())
+	release, ok := s.admit(w, r)
 	if !ok {
-		s.metrics.rejected.Inc()
-		unavailable(w, 1, "too many searches; retry shortly")
 		return
 	}
 	defer release()

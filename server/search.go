@@ -148,10 +148,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var cacheBody []byte
 	defer func() { s.cache.finish(key, lead, cacheBody) }()
 
-	release, ok := s.limiter.acquire(r.Context())
+	release, ok := s.admit(w, r)
 	if !ok {
-		s.metrics.rejected.Inc()
-		unavailable(w, 1, "too many searches; retry shortly")
 		return
 	}
 	defer release()

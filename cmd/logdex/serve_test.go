@@ -230,7 +230,7 @@ func TestSendfileStrace(t *testing.T) {
 				bin, "serve", "--addr", "127.0.0.1:0", "--reindex", "0", "--index", idx, logs)
 			path := tc.path
 			if strings.Contains(path, "%d") {
-				path = fmt.Sprintf(path, bulkID(t, s.url))
+				path = fmt.Sprintf(path, fileID(t, s.url, "bulk.log"))
 			}
 			req, _ := http.NewRequest(http.MethodGet, s.url+strings.TrimSuffix(path, "#range"), nil)
 			if strings.HasSuffix(path, "#range") {
@@ -255,24 +255,6 @@ func TestSendfileStrace(t *testing.T) {
 			}
 		})
 	}
-}
-
-func bulkID(t *testing.T, url string) uint64 {
-	_, b := fetch(t, url+"/api/files")
-	var fr struct {
-		Files []struct {
-			ID   uint64
-			Path string
-		}
-	}
-	json.Unmarshal(b, &fr)
-	for _, f := range fr.Files {
-		if strings.HasSuffix(f.Path, "bulk.log") {
-			return f.ID
-		}
-	}
-	t.Fatal("no bulk.log")
-	return 0
 }
 
 // sendfileSum adds up sendfile's results in an strace -f log, including
