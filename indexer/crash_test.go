@@ -78,10 +78,10 @@ func TestCrashSafety(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: index does not open after kill: %v", round, err)
 			}
-			if len(ix.Damaged) > 0 {
-				t.Fatalf("round %d: damaged segments after kill: %v", round, ix.Damaged)
+			if len(ix.Damaged()) > 0 {
+				t.Fatalf("round %d: damaged segments after kill: %v", round, ix.Damaged())
 			}
-			for _, s := range ix.Segments {
+			for _, s := range ix.Segments() {
 				if err := s.Verify(); err != nil {
 					t.Fatalf("round %d: %v", round, err)
 				}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
@@ -315,8 +316,8 @@ func (u *update) diff() error {
 			return false
 		}
 		defer fh.Close()
-		fp, err := fingerprint(fh, rec.FPLen)
-		return err == nil && fp == rec.FP
+		ok, err := logfile.SameStart(fh, rec.FPLen, rec.FP)
+		return err == nil && ok
 	}
 
 	matched := make([]int, len(files)) // old record index or -1
@@ -359,14 +360,14 @@ func (u *update) diff() error {
 				u.skip(f, display, err.Error())
 				continue
 			}
-			bin, err := isBinary(fh)
+			bin, err := logfile.IsBinary(fh)
 			if err == nil && bin {
 				fh.Close()
 				u.skip(f, display, "binary file (NUL byte in the first 8 KiB)")
 				continue
 			}
-			fpLen := min(f.size, fingerprintLen)
-			fp, ferr := fingerprint(fh, fpLen)
+			fpLen := min(f.size, logfile.FingerprintLen)
+			fp, ferr := logfile.Fingerprint(fh, fpLen)
 			fh.Close()
 			if err != nil || ferr != nil {
 				u.skip(f, display, errors.Join(err, ferr).Error())
@@ -664,25 +665,13 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 			ids = append(ids, rec.ID)
 		}
 	}
-	if b.lines == 0 {
+	if b.lines.NumLines() == 0 {
 		return nil, nil
 	}
 	tRead := time.Since(t0)
 	name := fmt.Sprintf("seg-%016x.ldx", j.id)
-	path := filepath.Join(u.opt.Dir, name)
-	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	st, err := b.write(filepath.Join(u.opt.Dir, name))
 	if err != nil {
-		return nil, err
-	}
-	st, err := b.write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(path+".tmp", path)
-	}
-	if err != nil {
-		os.Remove(path + ".tmp")
 		return nil, fmt.Errorf("write segment %s: %w", name, err)
 	}
 	u.log.Debug().Str("segment", name).Uint32("lines", st.Lines).Int("terms", st.Terms).Int64("raw_bytes", st.RawBytes).
@@ -714,15 +703,8 @@ func (u *update) publish() error {
 	}
 	sort.Slice(u.next.Segments, func(i, j int) bool { return u.next.Segments[i].Name < u.next.Segments[j].Name })
 	if u.changed {
-		data, err := mmapstore.EncodeManifest(&u.next)
-		if err != nil {
+		if err := mmapstore.PublishManifest(u.opt.Dir, &u.next); err != nil {
 			return err
-		}
-		if err := syncDir(u.opt.Dir); err != nil { // segment renames durable before the manifest names them
-			return err
-		}
-		if err := writeFileAtomic(filepath.Join(u.opt.Dir, mmapstore.ManifestName), data); err != nil {
-			return fmt.Errorf("publish manifest: %w", err)
 		}
 		u.collect()
 	} else {

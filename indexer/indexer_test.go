@@ -14,6 +14,7 @@ import (
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 	"github.com/rs/zerolog"
 )
 
@@ -68,7 +69,7 @@ func searchAll(t *testing.T, dir string, root string) ([]line, *query.Stats) {
 	defer ix.Close()
 	s := query.NewSearcher(ix, []string{root})
 	defer s.Close()
-	q, err := query.CompileNode(&query.All{}, query.ModeQuery)
+	q, err := query.CompileNode(&lang.All{}, lang.ModeQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestHugeLine(t *testing.T) {
 		q    string
 		want int
 	}{{"needle", 2}, {"x" + strings.Repeat("x", 299), 1}, {"abcdefgh", 1}, {"first", 1}} {
-		q, _ := query.Compile([]string{tc.q}, query.ModeQuery, true)
+		q, _ := query.Compile([]string{tc.q}, lang.ModeQuery, true)
 		st, err := s.Search(context.Background(), q, query.Options{}, func(*query.Hit) error { return nil })
 		if err != nil || st.Total != int64(tc.want) {
 			t.Fatalf("%.20s: total %v err %v, want %d", tc.q, st.Total, err, tc.want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 )
 
 // termTable maps terms to their postings while a segment is built. It is
@@ -103,19 +104,54 @@ func (t *termTable) add(term []byte, id uint32) bool {
 		if e.last == id {
 			return false
 		}
-		e.rest = appendUvarint(e.rest, uint64(id-e.last))
+		e.rest = binary.AppendUvarint(e.rest, uint64(id-e.last))
 		e.last = id
 		e.n++
 		return true
 	}
 }
 
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
+func (t *termTable) len() int { return t.n }
+
+// sortedTerms is the table's dictionary in byte order, as the segment
+// writer takes it.
+type sortedTerms struct {
+	t   *termTable
+	idx []uint32
 }
 
-func (t *termTable) len() int { return t.n }
+func (s sortedTerms) Len() int { return len(s.idx) }
+
+func (s sortedTerms) Term(i int) ([]byte, uint32, uint32, []byte) {
+	e := s.t.ent(int(s.idx[i]))
+	return s.t.arena[e.off : e.off+e.len], e.n, e.first, e.rest
+}
+
+// sorted orders the entries by term; most comparisons are settled by the
+// first 8 bytes, compared as one integer.
+func (t *termTable) sorted() sortedTerms {
+	type termRef struct {
+		pfx uint64
+		idx uint32
+	}
+	refs := make([]termRef, t.n)
+	for i := range refs {
+		var p [8]byte
+		copy(p[:], t.term(i))
+		refs[i] = termRef{binary.BigEndian.Uint64(p[:]), uint32(i)}
+	}
+	slices.SortFunc(refs, func(a, c termRef) int {
+		if a.pfx != c.pfx {
+			if a.pfx < c.pfx {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(t.term(int(a.idx)), t.term(int(c.idx)))
+	})
+	idx := make([]uint32, len(refs))
+	for i, r := range refs {
+		idx[i] = r.idx
+	}
+	return sortedTerms{t, idx}
+}

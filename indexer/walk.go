@@ -1,26 +1,13 @@
 package indexer
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/logdex/logdex/mmapstore"
-)
-
-const (
-	// fingerprintLen: a file is known by device, inode and a hash of its
-	// first bytes, which tells a rotated-and-recreated file (inode reused)
-	// from the one indexed before.
-	fingerprintLen = 1024
-	// binarySniff: like grep, a NUL byte in the first 8 KiB marks a binary file.
-	binarySniff = 8 << 10
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // root is a PATH argument prepared for walking.
@@ -71,19 +58,15 @@ func resolveRoot(given string) (*root, error) {
 	return r, nil
 }
 
-// open opens a file of this root without following symlinks out of it.
+// open opens a regular file of this root without following symlinks out
+// of it.
 func (r *root) open(rel string) (*os.File, error) {
-	if r.IsFile {
-		return r.dir.Open(r.name)
+	name := r.name
+	if !r.IsFile {
+		name = filepath.FromSlash(rel)
 	}
-	return r.dir.Open(filepath.FromSlash(rel))
-}
-
-func statIDs(info fs.FileInfo) (dev, ino uint64) {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), st.Ino
-	}
-	return 0, 0
+	f, _, err := logfile.Open(r.dir, name, false)
+	return f, err
 }
 
 // walk lists the regular files under r. Like grep -r, it does not follow
@@ -95,7 +78,7 @@ func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(
 		if err != nil {
 			return err
 		}
-		dev, ino := statIDs(info)
+		dev, ino := logfile.StatIDs(info)
 		fn(found{root: ri, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
 		return nil
 	}
@@ -126,31 +109,8 @@ func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(
 			skip(p, err.Error())
 			return nil
 		}
-		dev, ino := statIDs(info)
+		dev, ino := logfile.StatIDs(info)
 		fn(found{root: ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
 		return nil
 	})
-}
-
-// fingerprint hashes the first n bytes of f.
-func fingerprint(f io.ReaderAt, n int64) (uint64, error) {
-	buf := make([]byte, n)
-	m, err := f.ReadAt(buf, 0)
-	if int64(m) < n {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, err
-	}
-	return xxhash.Sum64(buf), nil
-}
-
-// isBinary reports whether the first 8 KiB hold a NUL byte.
-func isBinary(f io.ReaderAt) (bool, error) {
-	buf := make([]byte, binarySniff)
-	m, err := f.ReadAt(buf, 0)
-	if m == 0 && err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	return bytes.IndexByte(buf[:m], 0) >= 0, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -15,12 +16,12 @@ import (
 // Acquire/Release; Close waits for them before unmapping, so no reader ever
 // touches an unmapped page (Prometheus' Block does the same).
 type Index struct {
-	Dir      string
-	Manifest *Manifest
-	Segments []*Segment
-	// Damaged lists segments that could not be opened; their lines are
+	dir      string
+	manifest *Manifest
+	segments []*Segment
+	// damaged lists segments that could not be opened; their lines are
 	// missing from answers until `logdex index` rebuilds them.
-	Damaged []error
+	damaged []error
 
 	files map[uint64]int    // file id -> index into Manifest.Files
 	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
@@ -54,7 +55,7 @@ func open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Dir: dir, Manifest: m, files: make(map[uint64]int, len(m.Files))}
+	ix := &Index{dir: dir, manifest: m, files: make(map[uint64]int, len(m.Files))}
 	ix.drained = sync.NewCond(&ix.mu)
 	for i, f := range m.Files {
 		ix.files[f.ID] = i
@@ -66,13 +67,13 @@ func open(dir string) (*Index, error) {
 			return nil, err
 		}
 		if err != nil {
-			ix.Damaged = append(ix.Damaged, err)
+			ix.damaged = append(ix.damaged, err)
 			continue
 		}
-		ix.Segments = append(ix.Segments, s)
+		ix.segments = append(ix.segments, s)
 	}
-	ix.live = make([]*roaring.Bitmap, len(ix.Segments))
-	for i, s := range ix.Segments {
+	ix.live = make([]*roaring.Bitmap, len(ix.segments))
+	for i, s := range ix.segments {
 		ix.live[i] = ix.liveLines(s)
 	}
 	return ix, nil
@@ -104,13 +105,36 @@ func (ix *Index) liveLines(s *Segment) *roaring.Bitmap {
 func (ix *Index) LiveLines(i int) *roaring.Bitmap { return ix.live[i] }
 
 // File returns the manifest record of a file id.
-func (ix *Index) File(id uint64) (*FileRecord, bool) {
+func (ix *Index) File(id uint64) (FileRecord, bool) {
 	i, ok := ix.files[id]
 	if !ok {
-		return nil, false
+		return FileRecord{}, false
 	}
-	return &ix.Manifest.Files[i], true
+	return ix.manifest.Files[i], true
 }
+
+// Dir is the index directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// Generation is the manifest's generation: every published run bumps it.
+func (ix *Index) Generation() uint64 { return ix.manifest.Generation }
+
+// Roots lists the PATHs the index was built for (a copy).
+func (ix *Index) Roots() []Root { return slices.Clone(ix.manifest.Roots) }
+
+// Files lists the records of the indexed files (a copy).
+func (ix *Index) Files() []FileRecord { return slices.Clone(ix.manifest.Files) }
+
+// Skipped lists the files the indexer saw and left out (a copy).
+func (ix *Index) Skipped() []Skipped { return slices.Clone(ix.manifest.Skipped) }
+
+// Segments lists the open segments (a copy of the list; the segments are
+// shared and valid while the index is).
+func (ix *Index) Segments() []*Segment { return slices.Clone(ix.segments) }
+
+// Damaged lists why segments named by the manifest could not be opened;
+// their lines are missing from answers until the index is rebuilt.
+func (ix *Index) Damaged() []error { return slices.Clone(ix.damaged) }
 
 // Acquire registers a reader; it fails once Close has begun.
 func (ix *Index) Acquire() error {
@@ -150,7 +174,7 @@ func (ix *Index) Close() error {
 
 func (ix *Index) closeSegments() error {
 	var errs []error
-	for _, s := range ix.Segments {
+	for _, s := range ix.segments {
 		errs = append(errs, s.Close())
 	}
 	return errors.Join(errs...)
@@ -167,12 +191,12 @@ type Stats struct {
 
 // Stats sums the manifest and the mapped segments.
 func (ix *Index) Stats() Stats {
-	st := Stats{Files: len(ix.Manifest.Files), Segments: len(ix.Segments)}
-	for _, f := range ix.Manifest.Files {
+	st := Stats{Files: len(ix.manifest.Files), Segments: len(ix.segments)}
+	for _, f := range ix.manifest.Files {
 		st.Lines += f.Lines
 		st.RawBytes += f.Indexed
 	}
-	for _, s := range ix.Segments {
+	for _, s := range ix.segments {
 		st.IndexBytes += s.Size()
 	}
 	return st
@@ -198,12 +222,12 @@ func DisplayPath(root Root, rel string) string {
 }
 
 // Path is a file's display path.
-func (ix *Index) Path(f *FileRecord) string {
-	return DisplayPath(ix.Manifest.Roots[f.Root], f.Path)
+func (ix *Index) Path(f FileRecord) string {
+	return DisplayPath(ix.manifest.Roots[f.Root], f.Path)
 }
 
 func (ix *Index) String() string {
-	return fmt.Sprintf("index %s (generation %d, %d segments)", ix.Dir, ix.Manifest.Generation, len(ix.Segments))
+	return fmt.Sprintf("index %s (generation %d, %d segments)", ix.dir, ix.manifest.Generation, len(ix.segments))
 }
 
 // SegmentResidency is how much of one mapped segment is in memory.
@@ -220,8 +244,8 @@ func (ix *Index) Residency() ([]SegmentResidency, error) {
 		return nil, err
 	}
 	defer ix.Release()
-	out := make([]SegmentResidency, 0, len(ix.Segments))
-	for _, s := range ix.Segments {
+	out := make([]SegmentResidency, 0, len(ix.segments))
+	for _, s := range ix.segments {
 		r := SegmentResidency{Name: filepath.Base(s.Name()), Mapped: s.Size()}
 		if m := s.Mapping(); m != nil {
 			n, err := m.Resident(0, m.Size())

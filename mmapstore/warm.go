@@ -148,7 +148,7 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 	if opt.Mode == WarmOff {
 		w.state = StateOff
 	}
-	for _, s := range ix.Segments {
+	for _, s := range ix.segments {
 		for _, e := range s.Sections() {
 			if e.Length == 0 {
 				continue
@@ -318,7 +318,7 @@ func (w *Warmer) verify(ctx context.Context) error {
 		}
 	}
 	var bad []string
-	for _, s := range w.ix.Segments {
+	for _, s := range w.ix.segments {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -455,7 +455,7 @@ func (w *Warmer) Status() WarmStatus {
 	}
 	if res, err := w.ix.Residency(); err == nil {
 		for i, r := range res {
-			state := segState(perSeg[w.ix.Segments[i]])
+			state := segState(perSeg[w.ix.segments[i]])
 			if w.opt.Mode == WarmOff {
 				state = StateOff
 			}

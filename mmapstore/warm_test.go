@@ -102,7 +102,7 @@ func TestWarmOrder(t *testing.T) {
 // the warmer does not plan.
 func headerAndTOC(ix *Index) int64 {
 	var n int64
-	for _, s := range ix.Segments {
+	for _, s := range ix.Segments() {
 		var in int64
 		for _, e := range s.Sections() {
 			in += int64(e.Length)

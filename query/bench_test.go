@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // BenchmarkQueries runs representative queries against the index named by
@@ -24,17 +25,17 @@ func BenchmarkQueries(b *testing.B) {
 	defer s.Close()
 	for _, tc := range []struct {
 		name string
-		mode Mode
+		mode lang.Mode
 		q    string
 	}{
-		{"term-selective", ModeQuery, "mallory"},
-		{"term-common", ModeQuery, "error"},
-		{"and-common", ModeQuery, "error AND timeout"},
-		{"and-mixed", ModeQuery, "info mallory"},
-		{"literal-ip", ModeLiteral, "10.213.7.42"},
-		{"literal-reqid-part", ModeLiteral, "9b1e4f7a2c6d"},
-		{"literal-infix6", ModeLiteral, "1e4f7a"},
-		{"regex-selective", ModeRegex, `checksum mismatch on segment [0-9]+`},
+		{"term-selective", lang.ModeQuery, "mallory"},
+		{"term-common", lang.ModeQuery, "error"},
+		{"and-common", lang.ModeQuery, "error AND timeout"},
+		{"and-mixed", lang.ModeQuery, "info mallory"},
+		{"literal-ip", lang.ModeLiteral, "10.213.7.42"},
+		{"literal-reqid-part", lang.ModeLiteral, "9b1e4f7a2c6d"},
+		{"literal-infix6", lang.ModeLiteral, "1e4f7a"},
+		{"regex-selective", lang.ModeRegex, `checksum mismatch on segment [0-9]+`},
 	} {
 		q, err := Compile([]string{tc.q}, tc.mode, false)
 		if err != nil {

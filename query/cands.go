@@ -7,6 +7,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query/internal/relit"
+	"github.com/logdex/logdex/query/lang"
 )
 
 const (
@@ -31,6 +32,7 @@ type cset struct {
 
 // segEval evaluates a query tree against one segment's dictionary.
 type segEval struct {
+	q      *Query
 	seg    *mmapstore.Segment
 	un     *roaring.Bitmap
 	terms  int // dictionary terms examined, for stats
@@ -46,43 +48,39 @@ func (e *segEval) withUn(bm *roaring.Bitmap) *roaring.Bitmap {
 
 func (e *segEval) empty() cset { return cset{bm: e.withUn(roaring.New()), exact: true} }
 
-func (e *segEval) eval(n Node) (cset, error) {
+func (e *segEval) eval(n lang.Node) (cset, error) {
 	switch n := n.(type) {
-	case *Term:
+	case *lang.Term:
 		bm, err := e.term([]byte(n.Text))
 		return cset{bm: bm, exact: true}, err
-	case *Prefix:
+	case *lang.Prefix:
 		bm, ok, err := e.prefix([]byte(n.Text), maxExpand)
 		if !ok {
 			return cset{all: true}, err
 		}
 		return cset{bm: bm, exact: true}, err
-	case *Phrase:
-		kids := make([]Node, len(n.Terms))
+	case *lang.Phrase:
+		kids := make([]lang.Node, len(n.Terms))
 		for i, t := range n.Terms {
-			kids[i] = &Term{Text: t}
+			kids[i] = &lang.Term{Text: t}
 			if n.LastPrefix && i == len(n.Terms)-1 {
-				kids[i] = &Prefix{Text: t}
+				kids[i] = &lang.Prefix{Text: t}
 			}
 		}
-		c, err := e.eval(&And{Kids: kids})
+		c, err := e.eval(&lang.And{Kids: kids})
 		c.exact = false // adjacency is checked on the line
 		return c, err
-	case *Literal:
+	case *lang.Literal:
 		c, err := e.literal(n.Text, false)
 		c.exact = false
 		return c, err
-	case *Regex:
-		re, err := parseRegex(n.Expr, n.Fold)
-		if err != nil {
-			return cset{}, err
-		}
-		c, err := e.req(relit.Analyze(re))
+	case *lang.Regex:
+		c, err := e.req(e.q.reqs[n])
 		c.exact = false
 		return c, err
-	case *All:
+	case *lang.All:
 		return cset{all: true, exact: true}, nil
-	case *Not:
+	case *lang.Not:
 		k, err := e.eval(n.Kid)
 		if err != nil || !k.exact || k.all {
 			if k.all && k.exact {
@@ -92,7 +90,7 @@ func (e *segEval) eval(n Node) (cset, error) {
 		}
 		bm := roaring.Flip(k.bm, 0, uint64(e.seg.NumLines()))
 		return cset{bm: e.withUn(bm), exact: true}, nil
-	case *Or:
+	case *lang.Or:
 		var bms []*roaring.Bitmap
 		exact := true
 		for _, kid := range n.Kids {
@@ -107,10 +105,10 @@ func (e *segEval) eval(n Node) (cset, error) {
 			bms = append(bms, k.bm)
 		}
 		return cset{bm: roaring.FastOr(bms...), exact: exact}, nil
-	case *And:
+	case *lang.And:
 		acc := cset{all: true, exact: true}
 		for _, kid := range e.byDocFreq(n.Kids) {
-			if t, ok := kid.(*Term); ok && !acc.all {
+			if t, ok := kid.(*lang.Term); ok && !acc.all {
 				bm, err := e.termAnd([]byte(t.Text), acc.bm)
 				if err != nil {
 					return cset{}, err
@@ -138,15 +136,15 @@ func (e *segEval) eval(n Node) (cset, error) {
 // byDocFreq orders an AND's children so that the rarest word comes first
 // and the other words are intersected against it; other atoms keep their
 // order, after it.
-func (e *segEval) byDocFreq(kids []Node) []Node {
+func (e *segEval) byDocFreq(kids []lang.Node) []lang.Node {
 	type kd struct {
-		n  Node
+		n  lang.Node
 		df int
 	}
 	var terms []kd
-	var rest []Node
+	var rest []lang.Node
 	for _, k := range kids {
-		if t, ok := k.(*Term); ok {
+		if t, ok := k.(*lang.Term); ok {
 			terms = append(terms, kd{k, e.df([]byte(t.Text))})
 		} else {
 			rest = append(rest, k)
@@ -156,7 +154,7 @@ func (e *segEval) byDocFreq(kids []Node) []Node {
 		return kids
 	}
 	slices.SortStableFunc(terms, func(a, b kd) int { return a.df - b.df })
-	out := []Node{terms[0].n}
+	out := []lang.Node{terms[0].n}
 	out = append(out, rest...)
 	for _, t := range terms[1:] {
 		out = append(out, t.n)
@@ -349,7 +347,7 @@ func (e *segEval) atomSet(a atom, budget int) (*roaring.Bitmap, bool, error) {
 // literal narrows "line contains p" through its atoms, cheapest first, and
 // stops early once few candidates remain.
 func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
-	atoms := literalAtoms(p, unicodeFold)
+	atoms := e.q.literalAtoms(p, unicodeFold)
 	if len(atoms) == 0 {
 		return cset{all: true}, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logdex/logdex/query/lang"
 )
 
 // TestEdgeCases: crafted files that break naive line handling, each
@@ -34,48 +36,48 @@ func TestEdgeCases(t *testing.T) {
 	}
 	s := testIndex(t, 1<<20, root)
 	cases := []struct {
-		mode Mode
+		mode lang.Mode
 		fold bool
 		pat  string
 	}{
-		{ModeLiteral, false, "first"},
-		{ModeLiteral, false, "a\r"},
-		{ModeLiteral, false, "\r"},
-		{ModeLiteral, false, "end"},
-		{ModeLiteral, false, "without newline"},
-		{ModeLiteral, false, "partial"},
-		{ModeLiteral, false, "needle"},
-		{ModeLiteral, false, "cdef0123"},
-		{ModeLiteral, false, "f needle-in"},
-		{ModeLiteral, false, "\xff\xfe"},
-		{ModeLiteral, false, "\xc3 by"},
-		{ModeLiteral, false, "\xa9 "},
-		{ModeLiteral, false, "caf\xc3"},
-		{ModeLiteral, false, "mid\xe2"},
-		{ModeLiteral, false, "\x82word"},
-		{ModeLiteral, false, "\x1b[31m"},
-		{ModeLiteral, false, "\x7f"},
-		{ModeLiteral, false, "\t"},
-		{ModeLiteral, true, "ALPHA"},
-		{ModeLiteral, true, "jOSÉ"},
-		{ModeLiteral, false, "Σίσυ"},
-		{ModeLiteral, false, "ίσυφ"},
-		{ModeRegex, false, "^$"},
-		{ModeRegex, false, "^first$"},
-		{ModeRegex, false, "end\r$"},
-		{ModeRegex, false, "beta.$"},
-		{ModeRegex, false, "needle$"},
-		{ModeRegex, false, "^[0-9a-f]{64}"},
-		{ModeRegex, false, "ansi$"},
-		{ModeRegex, false, "tab\there"},
-		{ModeRegex, false, "s(ign|top)"},
-		{ModeRegex, true, "DELTA"},
-		{ModeLiteral, false, "10.1.2.3"},
-		{ModeLiteral, false, "0.1.2.3"},
-		{ModeLiteral, false, " 10.1.2.3 "},
-		{ModeLiteral, false, "1.2."},
-		{ModeLiteral, false, "2..3"},
-		{ModeRegex, false, `10\.1\.2\.3`},
+		{lang.ModeLiteral, false, "first"},
+		{lang.ModeLiteral, false, "a\r"},
+		{lang.ModeLiteral, false, "\r"},
+		{lang.ModeLiteral, false, "end"},
+		{lang.ModeLiteral, false, "without newline"},
+		{lang.ModeLiteral, false, "partial"},
+		{lang.ModeLiteral, false, "needle"},
+		{lang.ModeLiteral, false, "cdef0123"},
+		{lang.ModeLiteral, false, "f needle-in"},
+		{lang.ModeLiteral, false, "\xff\xfe"},
+		{lang.ModeLiteral, false, "\xc3 by"},
+		{lang.ModeLiteral, false, "\xa9 "},
+		{lang.ModeLiteral, false, "caf\xc3"},
+		{lang.ModeLiteral, false, "mid\xe2"},
+		{lang.ModeLiteral, false, "\x82word"},
+		{lang.ModeLiteral, false, "\x1b[31m"},
+		{lang.ModeLiteral, false, "\x7f"},
+		{lang.ModeLiteral, false, "\t"},
+		{lang.ModeLiteral, true, "ALPHA"},
+		{lang.ModeLiteral, true, "jOSÉ"},
+		{lang.ModeLiteral, false, "Σίσυ"},
+		{lang.ModeLiteral, false, "ίσυφ"},
+		{lang.ModeRegex, false, "^$"},
+		{lang.ModeRegex, false, "^first$"},
+		{lang.ModeRegex, false, "end\r$"},
+		{lang.ModeRegex, false, "beta.$"},
+		{lang.ModeRegex, false, "needle$"},
+		{lang.ModeRegex, false, "^[0-9a-f]{64}"},
+		{lang.ModeRegex, false, "ansi$"},
+		{lang.ModeRegex, false, "tab\there"},
+		{lang.ModeRegex, false, "s(ign|top)"},
+		{lang.ModeRegex, true, "DELTA"},
+		{lang.ModeLiteral, false, "10.1.2.3"},
+		{lang.ModeLiteral, false, "0.1.2.3"},
+		{lang.ModeLiteral, false, " 10.1.2.3 "},
+		{lang.ModeLiteral, false, "1.2."},
+		{lang.ModeLiteral, false, "2..3"},
+		{lang.ModeRegex, false, `10\.1\.2\.3`},
 	}
 	for _, tc := range cases {
 		q, err := Compile([]string{tc.pat}, tc.mode, tc.fold)
@@ -84,7 +86,7 @@ func TestEdgeCases(t *testing.T) {
 		}
 		got, _ := search(t, s, q, Options{})
 		flags := "-F"
-		if tc.mode == ModeRegex {
+		if tc.mode == lang.ModeRegex {
 			flags = "-E"
 		}
 		if tc.fold {
@@ -106,7 +108,7 @@ func TestEdgeCases(t *testing.T) {
 	}
 	// Words in the query language on the same files.
 	for _, qs := range []string{"0*", "97", "1*", "10*", "first", "needle", "KELVIN k", "stop", "josé", "café", "σίσυφος", "in long", "0123456789abcdef*"} {
-		q, err := Compile([]string{qs}, ModeQuery, true)
+		q, err := Compile([]string{qs}, lang.ModeQuery, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func TestEdgeCases(t *testing.T) {
 		var want []gotLine
 		for li, l := range refLines(t, root) {
 			_ = li
-			if refEval(q.Root, &l) {
+			if refEval(q.root, &l) {
 				want = append(want, gotLine{l.path, l.no, string(l.text)})
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/logdex/logdex/query/lang"
 )
 
 // grepLines runs the real grep binary (LC_ALL=C) and parses its -rn output
@@ -106,7 +108,7 @@ func TestPropertyLiteralVsGrep(t *testing.T) {
 			p = flipCase(g.r, p)
 			args = []string{"-iF", "-e", string(p)}
 		}
-		q, err := Compile([]string{string(p)}, ModeLiteral, fold)
+		q, err := Compile([]string{string(p)}, lang.ModeLiteral, fold)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +177,7 @@ func TestPropertyRegexVsGrep(t *testing.T) {
 		if fold {
 			args = []string{"-iE", "-e", expr}
 		}
-		q, err := Compile([]string{expr}, ModeRegex, fold)
+		q, err := Compile([]string{expr}, lang.ModeRegex, fold)
 		if err != nil {
 			t.Fatalf("compile %q: %v", expr, err)
 		}

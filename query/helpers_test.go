@@ -111,7 +111,7 @@ func search(t testing.TB, s *Searcher, q *Query, opt Options) ([]gotLine, *Stats
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("search %v: %v", q.Root, err)
+		t.Fatalf("search %v: %v", q.root, err)
 	}
 	return got, st
 }

@@ -28,16 +28,16 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	if to < from {
 		return nil
 	}
-	h, err := s.stat(f, true)
+	h, err := s.logs.Stat(f.lf, true)
 	if err != nil {
 		return err
 	}
-	defer h.close()
-	if h.f == nil {
-		return h.stale
+	defer h.Close()
+	if h.File() == nil {
+		return h.Stale()
 	}
 	off, no := int64(0), int64(1)
-	if h.stale == nil {
+	if h.Stale() == nil {
 		off, no, err = s.seek(f, from)
 		if err != nil {
 			return err
@@ -49,7 +49,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		m, rerr := h.f.ReadAt(buf, off)
+		m, rerr := h.File().ReadAt(buf, off)
 		data := buf[:m]
 		off += int64(m)
 		eof := rerr != nil
@@ -97,7 +97,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 func (s *Searcher) seek(f *File, no int64) (int64, int64, error) {
 	off, at := int64(0), int64(1)
 	for _, sr := range f.spans {
-		seg := s.ix.Segments[sr.seg]
+		seg := s.segs[sr.seg]
 		sp := seg.Spans()[sr.span]
 		if sp.StartLineNo > no {
 			break

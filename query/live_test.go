@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logdex/logdex/query/lang"
+	"github.com/logdex/logdex/query/live"
 )
 
 // TestChangesBetweenSearches changes indexed files between two searches on
@@ -94,13 +97,13 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 			}
 			s := testIndex(t, 1<<20, root)
 			if watched {
-				w, err := NewWatch([]string{root})
+				w, err := live.NewWatch([]string{root})
 				must(t, err)
 				must(t, w.Err())
 				t.Cleanup(func() { w.Close() })
 				s.SetWatch(w)
 			}
-			q, err := Compile([]string{"needle"}, ModeLiteral, false)
+			q, err := Compile([]string{"needle"}, lang.ModeLiteral, false)
 			must(t, err)
 			first, _ := search(t, s, q, Options{})
 			if err := diffLines(first, grepLines(t, []string{"-H", "-F", "needle"}, paths)); err != nil {
@@ -108,9 +111,9 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 			}
 			if watched {
 				// Unchanged files cost no lstat once seen.
-				n := s.lstats.Load()
+				n := s.logs.Lookups()
 				search(t, s, q, Options{})
-				if d := s.lstats.Load() - n; d != 0 {
+				if d := s.logs.Lookups() - n; d != 0 {
 					t.Fatalf("watched search of unchanged files did %d lstats", d)
 				}
 			}
@@ -145,10 +148,7 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 				if err == nil && fi.Mode().IsRegular() && sameInode(fi, f) {
 					continue
 				}
-				s.mu.Lock()
-				_, open := s.open[f.ID]
-				s.mu.Unlock()
-				if open {
+				if rec := f.Record(); holdsOpen(t, rec.Dev, rec.Ino) {
 					t.Fatalf("%s: no longer the indexed file, still kept open", p)
 				}
 			}
@@ -191,9 +191,28 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// holdsOpen reports whether this process has a descriptor open on the
+// file with device dev and inode ino (deleted or not).
+func holdsOpen(t *testing.T, dev, ino uint64) bool {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	for _, e := range ents {
+		fi, err := os.Stat(filepath.Join("/proc/self/fd", e.Name()))
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && uint64(st.Dev) == dev && st.Ino == ino {
+			return true
+		}
+	}
+	return false
+}
+
 func sameInode(fi os.FileInfo, f *File) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && uint64(st.Dev) == f.Rec.Dev && st.Ino == f.Rec.Ino
+	return ok && uint64(st.Dev) == f.Record().Dev && st.Ino == f.Record().Ino
 }
 
 // TestSearchesWhileFilesChange searches from several goroutines while
@@ -210,7 +229,7 @@ func TestSearchesWhileFilesChange(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(root, n), []byte(filler+"needle at the start\n"+filler), 0o644))
 	}
 	s := testIndex(t, 1<<20, root)
-	w, err := NewWatch([]string{root})
+	w, err := live.NewWatch([]string{root})
 	must(t, err)
 	defer w.Close()
 	s.SetWatch(w)
@@ -218,7 +237,7 @@ func TestSearchesWhileFilesChange(t *testing.T) {
 	piped.noInline = true
 	piped.SetWatch(w)
 	defer piped.Close()
-	q, err := Compile([]string{"needle"}, ModeQuery, true)
+	q, err := Compile([]string{"needle"}, lang.ModeQuery, true)
 	must(t, err)
 
 	stop := make(chan struct{})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/query/internal/scan"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // lineState is one line under evaluation; its tokens are computed on first
@@ -250,9 +251,9 @@ func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
 }
 
 // compileMatcher builds the line matcher of a tree.
-func compileMatcher(n Node) (matcher, error) {
+func compileMatcher(n lang.Node) (matcher, error) {
 	switch n := n.(type) {
-	case *And:
+	case *lang.And:
 		ms := make(andM, len(n.Kids))
 		for i, k := range n.Kids {
 			m, err := compileMatcher(k)
@@ -262,7 +263,7 @@ func compileMatcher(n Node) (matcher, error) {
 			ms[i] = m
 		}
 		return ms, nil
-	case *Or:
+	case *lang.Or:
 		ms := make(orM, len(n.Kids))
 		for i, k := range n.Kids {
 			m, err := compileMatcher(k)
@@ -272,31 +273,31 @@ func compileMatcher(n Node) (matcher, error) {
 			ms[i] = m
 		}
 		return ms, nil
-	case *Not:
+	case *lang.Not:
 		m, err := compileMatcher(n.Kid)
 		if err != nil {
 			return nil, err
 		}
 		return notM{m}, nil
-	case *Term:
+	case *lang.Term:
 		return termM{[]byte(n.Text)}, nil
-	case *Prefix:
+	case *lang.Prefix:
 		return prefixM{[]byte(n.Text)}, nil
-	case *Phrase:
+	case *lang.Phrase:
 		ts := make([][]byte, len(n.Terms))
 		for i, t := range n.Terms {
 			ts[i] = []byte(t)
 		}
 		return phraseM{ts, n.LastPrefix}, nil
-	case *Literal:
+	case *lang.Literal:
 		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
-	case *Regex:
+	case *lang.Regex:
 		m, err := scan.NewRegexp(n.Expr, n.Fold)
 		if err != nil {
 			return nil, err
 		}
 		return scanM{m}, nil
-	case *All:
+	case *lang.All:
 		return allM{}, nil
 	}
 	panic("query: unknown node")

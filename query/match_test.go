@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/logdex/logdex/mmapstore/token"
+	"github.com/logdex/logdex/query/lang"
 )
 
 var highlightSeeds = []struct{ line, term string }{
@@ -59,4 +60,25 @@ func checkASCIIWords(t *testing.T, line, term string) {
 			t.Fatalf("line %q term %q prefix %v: got %v, want %v", line, folded, prefix, got[1:], want)
 		}
 	}
+}
+
+// FuzzCompile: whatever parses compiles, and the compiled query evaluates
+// and highlights lines without panics.
+func FuzzCompile(f *testing.F) {
+	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, q string, mode uint8) {
+		m := lang.Mode(mode % 3)
+		n, err := lang.Parse([]string{q}, m, mode&4 != 0)
+		if err != nil {
+			return
+		}
+		cq, err := CompileNode(n, m)
+		if err != nil {
+			t.Fatalf("compile %q: %v", q, err)
+		}
+		cq.MatchLine([]byte(q))
+		cq.Highlights([]byte("some log line " + q))
+	})
 }

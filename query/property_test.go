@@ -12,6 +12,7 @@ import (
 
 	"github.com/logdex/logdex/fixtures/loggen"
 	"github.com/logdex/logdex/mmapstore/token"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // Independent statement of the token rule for the reference scanner.
@@ -32,40 +33,40 @@ func refTokens(line []byte) []string {
 var refRegexps = map[string]*regexp.Regexp{}
 
 // refEval is a straightforward evaluation of a tree on one line.
-func refEval(n Node, l *refLine) bool {
+func refEval(n lang.Node, l *refLine) bool {
 	line := l.text
 	switch n := n.(type) {
-	case *And:
+	case *lang.And:
 		for _, k := range n.Kids {
 			if !refEval(k, l) {
 				return false
 			}
 		}
 		return true
-	case *Or:
+	case *lang.Or:
 		for _, k := range n.Kids {
 			if refEval(k, l) {
 				return true
 			}
 		}
 		return false
-	case *Not:
+	case *lang.Not:
 		return !refEval(n.Kid, l)
-	case *Term:
+	case *lang.Term:
 		for _, t := range l.tokens() {
 			if t == n.Text {
 				return true
 			}
 		}
 		return false
-	case *Prefix:
+	case *lang.Prefix:
 		for _, t := range l.tokens() {
 			if strings.HasPrefix(t, n.Text) {
 				return true
 			}
 		}
 		return false
-	case *Phrase:
+	case *lang.Phrase:
 		toks := l.tokens()
 	outer:
 		for i := 0; i+len(n.Terms) <= len(toks); i++ {
@@ -81,12 +82,12 @@ func refEval(n Node, l *refLine) bool {
 			return true
 		}
 		return false
-	case *Literal:
+	case *lang.Literal:
 		if n.Fold {
 			return bytes.Contains(l.lower(), asciiLower(n.Text))
 		}
 		return bytes.Contains(line, n.Text)
-	case *Regex:
+	case *lang.Regex:
 		expr := n.Expr
 		if n.Fold {
 			expr = "(?i)" + expr
@@ -97,7 +98,7 @@ func refEval(n Node, l *refLine) bool {
 			refRegexps[expr] = re
 		}
 		return re.Match(line)
-	case *All:
+	case *lang.All:
 		return true
 	}
 	panic(fmt.Sprintf("refEval: %T", n))
@@ -164,14 +165,14 @@ func (g *queryGen) word() string {
 	}
 }
 
-func (g *queryGen) atom() Node {
+func (g *queryGen) atom() lang.Node {
 	switch g.r.IntN(6) {
 	case 0, 1:
-		return &Term{Text: g.word()}
+		return &lang.Term{Text: g.word()}
 	case 2:
 		w := g.word()
 		n := 1 + g.r.IntN(len(w))
-		return &Prefix{Text: string([]rune(w)[:min(n, len([]rune(w)))])}
+		return &lang.Prefix{Text: string([]rune(w)[:min(n, len([]rune(w)))])}
 	case 3:
 		for {
 			toks := token.Terms(g.line())
@@ -183,29 +184,29 @@ func (g *queryGen) atom() Node {
 			if i+k > len(toks) {
 				k = len(toks) - i
 			}
-			return &Phrase{Terms: toks[i : i+k], LastPrefix: g.r.IntN(4) == 0}
+			return &lang.Phrase{Terms: toks[i : i+k], LastPrefix: g.r.IntN(4) == 0}
 		}
 	case 4:
 		l := g.line()
 		a := g.r.IntN(len(l))
 		b := min(len(l), a+1+g.r.IntN(20))
-		return &Literal{Text: bytes.Clone(l[a:b]), Fold: g.r.IntN(2) == 0}
+		return &lang.Literal{Text: bytes.Clone(l[a:b]), Fold: g.r.IntN(2) == 0}
 	default:
-		return &Regex{Expr: regexp.QuoteMeta(g.word()) + `\W+\w`, Fold: true}
+		return &lang.Regex{Expr: regexp.QuoteMeta(g.word()) + `\W+\w`, Fold: true}
 	}
 }
 
-func (g *queryGen) tree(depth int) Node {
+func (g *queryGen) tree(depth int) lang.Node {
 	if depth == 0 || g.r.IntN(3) == 0 {
 		return g.atom()
 	}
 	switch g.r.IntN(3) {
 	case 0:
-		return &And{Kids: []Node{g.tree(depth - 1), g.tree(depth - 1)}}
+		return &lang.And{Kids: []lang.Node{g.tree(depth - 1), g.tree(depth - 1)}}
 	case 1:
-		return &Or{Kids: []Node{g.tree(depth - 1), g.tree(depth - 1)}}
+		return &lang.Or{Kids: []lang.Node{g.tree(depth - 1), g.tree(depth - 1)}}
 	default:
-		return &And{Kids: []Node{g.tree(depth - 1), &Not{Kid: g.tree(depth - 1)}}}
+		return &lang.And{Kids: []lang.Node{g.tree(depth - 1), &lang.Not{Kid: g.tree(depth - 1)}}}
 	}
 }
 
@@ -225,7 +226,7 @@ func TestPropertyQueryLanguage(t *testing.T) {
 	n /= raceScale
 	for i := 0; i < n; i++ {
 		node := g.tree(2)
-		q, err := CompileNode(node, ModeQuery)
+		q, err := CompileNode(node, lang.ModeQuery)
 		if err != nil {
 			t.Fatalf("compile %v: %v", node, err)
 		}
@@ -254,15 +255,15 @@ func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Ra
 	piped, _ := search(t, s, q, Options{})
 	s.noInline = false
 	if err := diffLines(piped, want); err != nil {
-		t.Fatalf("%v: through the worker pipeline: %v", q.Root, err)
+		t.Fatalf("%v: through the worker pipeline: %v", q.root, err)
 	}
 	limit := 1 + r.IntN(50)
 	got, st := search(t, s, q, Options{Limit: limit, CountAll: true})
 	if st.Total != int64(len(want)) {
-		t.Fatalf("%v: limit %d: total %d, want %d", q.Root, limit, st.Total, len(want))
+		t.Fatalf("%v: limit %d: total %d, want %d", q.root, limit, st.Total, len(want))
 	}
 	if err := diffLines(got, want[:min(limit, len(want))]); err != nil {
-		t.Fatalf("%v: limit %d: %v", q.Root, limit, err)
+		t.Fatalf("%v: limit %d: %v", q.root, limit, err)
 	}
 	var nums []gotLine
 	if _, err := s.Search(t.Context(), q, Options{}, func(h *Hit) error {
@@ -272,7 +273,7 @@ func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Ra
 		t.Fatal(err)
 	}
 	if len(nums) != len(want) {
-		t.Fatalf("%v: %d hits without text, want %d", q.Root, len(nums), len(want))
+		t.Fatalf("%v: %d hits without text, want %d", q.root, len(nums), len(want))
 	}
 	var paged []gotLine
 	var after *Cursor
@@ -287,7 +288,7 @@ func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Ra
 		after = &Cursor{Path: last.path, Line: last.no}
 	}
 	if err := diffLines(paged, want[:min(len(want), maxPages*limit)]); err != nil {
-		t.Fatalf("%v: paging by %d: %v", q.Root, limit, err)
+		t.Fatalf("%v: paging by %d: %v", q.root, limit, err)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // apiError is the body of every error response. Messages are written for
@@ -34,7 +34,7 @@ func notFound(msg string) *statusError { return &statusError{code: http.StatusNo
 // queryError turns a compile error into a 400, with the position when it
 // is a parse error.
 func queryError(err error) *statusError {
-	var pe *query.ParseError
+	var pe *lang.ParseError
 	if errors.As(err, &pe) {
 		pos := pe.Pos
 		return &statusError{code: http.StatusBadRequest, msg: pe.Msg, pos: &pos}

@@ -38,8 +38,8 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	}{Files: make([]fileJSON, 0, len(files))}
 	for _, f := range files {
 		out.Files = append(out.Files, fileJSON{
-			ID: f.ID, Path: f.Path, Size: f.Rec.Size, Lines: f.Rec.Lines, IndexedBytes: f.Rec.Indexed,
-			MTime: time.Unix(0, f.Rec.MTime).UTC(),
+			ID: f.ID, Path: f.Path, Size: f.Record().Size, Lines: f.Record().Lines, IndexedBytes: f.Record().Indexed,
+			MTime: time.Unix(0, f.Record().MTime).UTC(),
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -157,8 +157,8 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		s.openError(w, r, f, err)
 		return
 	}
-	if st, err := fh.Stat(); err == nil && st.Size() == f.Rec.Indexed && st.Size() == f.Rec.Size {
-		n := f.Rec.Lines
+	if st, err := fh.Stat(); err == nil && st.Size() == f.Record().Indexed && st.Size() == f.Record().Size {
+		n := f.Record().Lines
 		out.TotalLines = &n
 	}
 	fh.Close()

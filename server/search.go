@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // searchParams are the parameters shared by /api/search and /api/search/raw.
 type searchParams struct {
 	q       string
-	mode    query.Mode
+	mode    lang.Mode
 	fold    bool
 	limit   int
 	cursor  *query.Cursor
@@ -42,12 +43,12 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 		return nil, nil, &statusError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("query longer than %d bytes", maxQueryBytes)}
 	}
 	var err error
-	if p.mode, err = query.ParseMode(v.Get("mode")); err != nil {
+	if p.mode, err = lang.ParseMode(v.Get("mode")); err != nil {
 		return nil, nil, badRequest(err.Error())
 	}
 	switch v.Get("case") {
 	case "":
-		p.fold = p.mode == query.ModeQuery
+		p.fold = p.mode == lang.ModeQuery
 	case "insensitive":
 		p.fold = true
 	case "sensitive":
@@ -252,7 +253,7 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	if st != nil {
 		ws = append(ws, st.Warnings...)
 	}
-	if n := len(sn.ix.Damaged); n > 0 {
+	if n := len(sn.ix.Damaged()); n > 0 {
 		ws = append(ws, fmt.Sprintf("%d index segment(s) damaged; their lines are missing until the next re-index", n))
 	}
 	return ws

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // TestSearchMatchesSearcher checks /api/search against the searcher itself
@@ -43,7 +44,7 @@ func TestSearchMatchesSearcher(t *testing.T) {
 				v.Set("case", tc.cs)
 			}
 			got := ts.search(t, v.Encode())
-			mode, _ := query.ParseMode(tc.mode)
+			mode, _ := lang.ParseMode(tc.mode)
 			if got.Mode != mode.String() || got.Case != map[bool]string{true: "insensitive", false: "sensitive"}[tc.fold] {
 				t.Errorf("mode %q case %q", got.Mode, got.Case)
 			}

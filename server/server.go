@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
-	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/live"
 	"github.com/rs/zerolog"
 )
 
@@ -130,10 +130,10 @@ type Server struct {
 	cur      atomic.Pointer[snapshot]
 	seq      atomic.Uint64
 	reloadMu sync.Mutex
-	closed   bool                        // under reloadMu: no more snapshots
-	watch    *query.Watch                // under reloadMu
-	watchKey string                      // the roots watched
-	watching atomic.Pointer[query.Watch] // s.watch, for status readers
+	closed   bool                       // under reloadMu: no more snapshots
+	watch    *live.Watch                // under reloadMu
+	watchKey string                     // the roots watched
+	watching atomic.Pointer[live.Watch] // s.watch, for status readers
 	reindex  reindexState
 
 	httpSrv  *http.Server

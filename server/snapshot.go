@@ -10,6 +10,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/live"
 )
 
 // snapshot is one open index with its searcher. Requests hold a reference
@@ -77,7 +78,7 @@ func (s *Server) Reload() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if m.Generation == cur.ix.Manifest.Generation {
+		if m.Generation == cur.ix.Generation() {
 			return false, nil
 		}
 	}
@@ -96,9 +97,9 @@ func (s *Server) Reload() (bool, error) {
 		old.unref()
 	}
 	st := ix.Stats()
-	ev := s.log.Info().Uint64("generation", ix.Manifest.Generation).Int("files", st.Files).Int("segments", st.Segments).Int64("lines", st.Lines)
-	if len(ix.Damaged) > 0 {
-		ev = s.log.Warn().Uint64("generation", ix.Manifest.Generation).Int("damaged_segments", len(ix.Damaged))
+	ev := s.log.Info().Uint64("generation", ix.Generation()).Int("files", st.Files).Int("segments", st.Segments).Int64("lines", st.Lines)
+	if len(ix.Damaged()) > 0 {
+		ev = s.log.Warn().Uint64("generation", ix.Generation()).Int("damaged_segments", len(ix.Damaged()))
 	}
 	ev.Msg("index opened")
 	return true, nil
@@ -236,18 +237,18 @@ func (s *Server) Ready() (generation uint64, ok bool) {
 		return 0, false
 	}
 	defer sn.unref()
-	return sn.ix.Manifest.Generation, true
+	return sn.ix.Generation(), true
 }
 
 // watchRoots returns the inotify watch of the index's roots, starting it
 // on first use (under reloadMu). Without one every search stats every
 // file; that is slower, not wrong, so failing to watch is only logged.
-func (s *Server) watchRoots(ix *mmapstore.Index) *query.Watch {
+func (s *Server) watchRoots(ix *mmapstore.Index) *live.Watch {
 	if s.opt.NoWatch {
 		return nil
 	}
 	var roots []string
-	for _, r := range ix.Manifest.Roots {
+	for _, r := range ix.Roots() {
 		roots = append(roots, r.Abs)
 	}
 	key := strings.Join(roots, "\x00")
@@ -259,7 +260,7 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *query.Watch {
 		s.watch = nil
 		s.watching.Store(nil)
 	}
-	w, err := query.NewWatch(roots)
+	w, err := live.NewWatch(roots)
 	if err != nil {
 		s.log.Warn().Err(err).Msg("cannot watch the log directories; every search checks every file")
 		return nil

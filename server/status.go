@@ -87,11 +87,11 @@ func (s *Server) status() Status {
 		}
 		ixs := sn.ix.Stats()
 		is := &IndexStatus{
-			Generation: sn.ix.Manifest.Generation, Opened: sn.opened.UTC(),
+			Generation: sn.ix.Generation(), Opened: sn.opened.UTC(),
 			Files: ixs.Files, Lines: ixs.Lines, Bytes: ixs.RawBytes, Segments: ixs.Segments, IndexBytes: ixs.IndexBytes,
 			Damaged: []string{}, Roots: []string{},
 		}
-		for i, r := range sn.ix.Manifest.Roots {
+		for i, r := range sn.ix.Roots() {
 			g := r.Given
 			if i < len(s.opt.Display) {
 				g = s.opt.Display[i]
@@ -99,7 +99,7 @@ func (s *Server) status() Status {
 			is.Roots = append(is.Roots, g)
 		}
 		is.ResidentBytes = resident(sn)
-		for _, d := range sn.ix.Damaged {
+		for _, d := range sn.ix.Damaged() {
 			is.Damaged = append(is.Damaged, s.sanitize(d.Error()))
 		}
 		st.Index = is

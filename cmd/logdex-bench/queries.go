@@ -13,43 +13,44 @@ import (
 	"github.com/logdex/logdex/fixtures/loggen"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 )
 
 // qdef is one benchmark query and its grep and rg equivalents.
 type qdef struct {
-	Kind     string     `json:"kind"`
-	Mode     query.Mode `json:"-"`
-	Text     string     `json:"text"`
-	Fold     bool       `json:"-"`
-	Logdex   []string   `json:"logdex_args"`
-	Rg       []string   `json:"rg_args"`
-	Grep     []string   `json:"grep_args"`
-	Needle   string     `json:"needle,omitempty"` // a planted needle: its count is known
-	Selected string     `json:"selected,omitempty"`
+	Kind     string    `json:"kind"`
+	Mode     lang.Mode `json:"-"`
+	Text     string    `json:"text"`
+	Fold     bool      `json:"-"`
+	Logdex   []string  `json:"logdex_args"`
+	Rg       []string  `json:"rg_args"`
+	Grep     []string  `json:"grep_args"`
+	Needle   string    `json:"needle,omitempty"` // a planted needle: its count is known
+	Selected string    `json:"selected,omitempty"`
 }
 
 // In the query language a word matches a whole token (letters, digits,
 // '_'), case-insensitively: grep -w -i and rg -w -i.
 func term(kind, t string) qdef {
-	return qdef{Kind: kind, Mode: query.ModeQuery, Text: t, Fold: true, Logdex: []string{t},
+	return qdef{Kind: kind, Mode: lang.ModeQuery, Text: t, Fold: true, Logdex: []string{t},
 		Rg: []string{"-i", "-w", "-e", t}, Grep: []string{"-i", "-w", "-e", t}}
 }
 
 // phrase: the words adjacent, separated by anything that is not a token.
 func phrase(kind string, words []string) qdef {
 	q := `"` + strings.Join(words, " ") + `"`
-	return qdef{Kind: kind, Mode: query.ModeQuery, Text: q, Fold: true, Logdex: []string{q},
+	return qdef{Kind: kind, Mode: lang.ModeQuery, Text: q, Fold: true, Logdex: []string{q},
 		Rg:   []string{"-i", "-w", "-e", strings.Join(words, `[^\p{L}\p{Nd}_]+`)},
 		Grep: []string{"-i", "-w", "-E", "-e", strings.Join(words, `[^[:alnum:]_]+`)}}
 }
 
 func literal(kind, t, needle string) qdef {
-	return qdef{Kind: kind, Mode: query.ModeLiteral, Text: t, Logdex: []string{"-F", t},
+	return qdef{Kind: kind, Mode: lang.ModeLiteral, Text: t, Logdex: []string{"-F", t},
 		Rg: []string{"-F", "-e", t}, Grep: []string{"-F", "-e", t}, Needle: needle}
 }
 
 func regex(kind, e string) qdef {
-	return qdef{Kind: kind, Mode: query.ModeRegex, Text: e, Logdex: []string{"-E", e},
+	return qdef{Kind: kind, Mode: lang.ModeRegex, Text: e, Logdex: []string{"-E", e},
 		Rg: []string{"-e", e}, Grep: []string{"-E", "-e", e}}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/lang"
 	"github.com/rs/zerolog"
 )
 
@@ -80,16 +81,16 @@ func (e *env) search(args []string) int {
 	if sf.context > 0 {
 		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
 	}
-	mode, fold := query.ModeQuery, !sf.caseSensitive
+	mode, fold := lang.ModeQuery, !sf.caseSensitive
 	if sf.fixed {
-		mode, fold = query.ModeLiteral, sf.fold
+		mode, fold = lang.ModeLiteral, sf.fold
 	} else if sf.extended {
-		mode, fold = query.ModeRegex, sf.fold
+		mode, fold = lang.ModeRegex, sf.fold
 	}
 	q, err := query.Compile(sf.patterns, mode, fold)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
-		var pe *query.ParseError
+		var pe *lang.ParseError
 		if errors.As(err, &pe) && len(sf.patterns) == 1 {
 			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[0], pe.Pos, "")
 		}
@@ -109,7 +110,7 @@ func (e *env) search(args []string) int {
 	defer out.Flush()
 	ix := searcher.Index()
 	// grep prints no file name when its only operand is a file.
-	withPath := !(len(ix.Manifest.Roots) == 1 && ix.Manifest.Roots[0].IsFile)
+	withPath := !(len(ix.Roots()) == 1 && ix.Roots()[0].IsFile)
 	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 
 	opt := query.Options{Limit: sf.limit, Text: true}
@@ -133,12 +134,12 @@ func (e *env) search(args []string) int {
 	st, err := searcher.Search(ctx, q, opt, fn)
 	if sf.stats && st != nil {
 		fmt.Fprintf(e.stderr, "query %v: %d hits in %v; %d segments, %d terms, %d blocks, %d candidates, %d verified, %d bytes scanned\n",
-			q.Root, st.Total, time.Since(t0), st.Segments, st.Terms, st.Blocks, st.Candidates, st.Verified, st.Scanned)
+			q, st.Total, time.Since(t0), st.Segments, st.Terms, st.Blocks, st.Candidates, st.Verified, st.Scanned)
 	}
 	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
 		err = pr.flushContext()
 	}
-	for _, d := range ix.Damaged {
+	for _, d := range ix.Damaged() {
 		fmt.Fprintf(e.stderr, "logdex: warning: %v (run logdex index to rebuild it)\n", d)
 	}
 	if st != nil {

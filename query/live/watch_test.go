@@ -1,4 +1,4 @@
-package query
+package live
 
 import (
 	"os"
@@ -85,5 +85,20 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		if time.Since(start) > 5*time.Second {
 			t.Fatalf("%s: no change seen", what)
 		}
+	}
+}
+
+func appendFile(t *testing.T, p, s string) {
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(s)
+	must(t, err)
+	must(t, f.Close())
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package query
+package lang
 
 import (
 	"errors"
@@ -387,7 +387,8 @@ func (p *parser) regex() (string, error) {
 	return "", p.errAt(at, "unclosed /")
 }
 
-func parseRegex(expr string, fold bool) (*syntax.Regexp, error) {
+// ParseRegex parses the expression of a Regex node.
+func ParseRegex(expr string, fold bool) (*syntax.Regexp, error) {
 	flags := syntax.Perl
 	if fold {
 		flags |= syntax.FoldCase

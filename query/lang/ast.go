@@ -1,13 +1,32 @@
-package query
+// Package lang owns the query language: the syntax tree of a query (words,
+// phrases, prefixes, literals, regular expressions and their boolean
+// combinations), the modes a query text is read in (the query language,
+// grep -F literals, grep -E regexes) and the parser with its positioned
+// errors. Evaluating a tree is package query's job.
+package lang
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Node is a parsed query: a boolean tree over atoms. Atoms carry the byte
-// offset in the query text they came from, for error messages.
-type Node interface{ String() string }
+// Node is a parsed query: a boolean tree over atoms. The set of node types
+// is closed (the unexported method seals it): every package that walks a
+// tree handles exactly the types below.
+type Node interface {
+	String() string
+	node()
+}
+
+func (*And) node()     {}
+func (*Or) node()      {}
+func (*Not) node()     {}
+func (*Term) node()    {}
+func (*Prefix) node()  {}
+func (*Phrase) node()  {}
+func (*Literal) node() {}
+func (*Regex) node()   {}
+func (*All) node()     {}
 
 type (
 	// And matches lines matching every Kid.

@@ -1,0 +1,102 @@
+// Package logfile owns how logdex opens and recognizes a log file: only
+// regular files, opened without blocking (a FIFO or device put in a log's
+// place must not hang a search), beneath a root directory so that no
+// symlink leads out of it, and known across runs by device, inode and a
+// fingerprint of its first bytes.
+//
+// It lives under mmapstore, beside the token rule, because both the
+// indexer (which records identities) and the query engine (which checks
+// them against the files as they are now) need it, and their dependencies
+// only point towards mmapstore.
+package logfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// FingerprintLen is how many leading bytes identify a file beside its
+// device and inode: it tells a rotated-and-recreated file (inode reused)
+// from the one indexed before.
+const FingerprintLen = 1024
+
+// binarySniff: like grep, a NUL byte in the first 8 KiB marks a binary file.
+const binarySniff = 8 << 10
+
+// ErrNotRegular is returned for anything but a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens name beneath dir for reading. It never blocks (O_NONBLOCK:
+// opening a FIFO without a writer would) and returns only regular files,
+// with their stat; nofollow refuses a symlink as the last component.
+func Open(dir *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error) {
+	flag := os.O_RDONLY | syscall.O_NONBLOCK
+	if nofollow {
+		flag |= syscall.O_NOFOLLOW
+	}
+	f, err := dir.OpenFile(name, flag, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: %w", name, ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// StatIDs returns the device and inode of a stat result.
+func StatIDs(info fs.FileInfo) (dev, ino uint64) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// Fingerprint hashes the first n bytes of r; a file shorter than n gives
+// io.ErrUnexpectedEOF.
+func Fingerprint(r io.ReaderAt, n int64) (uint64, error) {
+	buf := make([]byte, n)
+	m, err := r.ReadAt(buf, 0)
+	if int64(m) < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return xxhash.Sum64(buf), nil
+}
+
+// SameStart reports whether r still begins with the fpLen bytes whose
+// fingerprint is fp (a file truncated and rewritten in place does not).
+func SameStart(r io.ReaderAt, fpLen int64, fp uint64) (bool, error) {
+	if fpLen <= 0 {
+		return true, nil
+	}
+	got, err := Fingerprint(r, fpLen)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, nil
+	}
+	return err == nil && got == fp, err
+}
+
+// IsBinary reports whether the first 8 KiB of r hold a NUL byte.
+func IsBinary(r io.ReaderAt) (bool, error) {
+	buf := make([]byte, binarySniff)
+	m, err := r.ReadAt(buf, 0)
+	if m == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return bytes.IndexByte(buf[:m], 0) >= 0, nil
+}

@@ -1,0 +1,450 @@
+package mmapstore
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"os"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/vellum"
+	"github.com/cespare/xxhash/v2"
+)
+
+// TermSource is a segment's dictionary in sorted order (byte-wise, no
+// duplicates), with each term's postings as the indexer accumulated them.
+type TermSource interface {
+	Len() int
+	// Term returns the i-th term, the number of lines holding it, the first
+	// of those line ids and the uvarint gaps to the others.
+	Term(i int) (term []byte, n, first uint32, gaps []byte)
+}
+
+// Postings list encodings a writer may be told to use for every list;
+// PostingsAuto (the default) picks the better one per list.
+const (
+	PostingsAuto    = ""
+	PostingsVarint  = "varint"
+	PostingsRoaring = "roaring"
+)
+
+// SegmentInput is everything one segment holds.
+type SegmentInput struct {
+	Lines *LineTable
+	// Unindexed lists, ascending, the lines whose terms are not (all) in
+	// the dictionary; every query verifies them.
+	Unindexed []uint32
+	Terms     TermSource
+	// NumPostings is the number of (line, term) pairs, for the meta section.
+	NumPostings uint64
+	Postings    string // PostingsAuto, PostingsVarint or PostingsRoaring
+}
+
+// SegmentInfo is what writing a segment reports.
+type SegmentInfo struct {
+	Lines    uint32
+	Terms    int
+	RawBytes int64
+	Size     int64
+}
+
+// WriteSegment encodes in as a segment file at path and publishes it
+// atomically: written to path.tmp, fsynced, renamed. The caller fsyncs the
+// directory before publishing a manifest that names it.
+func WriteSegment(path string, in *SegmentInput) (SegmentInfo, error) {
+	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return SegmentInfo{}, err
+	}
+	info, err := encodeSegment(f, in)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	if err != nil {
+		os.Remove(path + ".tmp")
+		return SegmentInfo{}, err
+	}
+	return info, nil
+}
+
+// EncodeSegment returns the bytes of the segment in (tests and fuzzing).
+func EncodeSegment(in *SegmentInput) ([]byte, error) {
+	var buf bytes.Buffer
+	_, err := encodeSegment(&buf, in)
+	return buf.Bytes(), err
+}
+
+// encodeSegment streams the sections in an order where each can be written
+// as it is produced: postings before the dictionary that points into them.
+func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput) (SegmentInfo, error) {
+	lt := in.Lines
+	w := newSectionWriter(out)
+
+	var meta []byte
+	for _, kv := range [][2]uint64{
+		{MetaLines, uint64(lt.lines)},
+		{MetaTerms, uint64(in.Terms.Len())},
+		{MetaRawBytes, uint64(lt.rawBytes)},
+		{MetaPostings, in.NumPostings},
+		{MetaUnindexed, uint64(len(in.Unindexed))},
+		{MetaMaxLineLen, uint64(lt.maxLine)},
+	} {
+		meta = binary.AppendUvarint(meta, kv[0])
+		meta = binary.AppendUvarint(meta, kv[1])
+	}
+	w.section(SectionMeta, meta)
+	w.section(SectionFiles, appendFiles(nil, lt.files))
+	w.section(SectionSpans, appendSpans(nil, lt.spans))
+	w.section(SectionLineGroups, lt.groups)
+	w.section(SectionLineLens, lt.lens)
+	w.section(SectionUnindexed, appendDeltaList(nil, in.Unindexed))
+
+	refs, err := writePostings(w, in.Terms, in.Postings)
+	if err != nil {
+		return SegmentInfo{}, err
+	}
+
+	w.begin(SectionFST)
+	// A smaller registry than vellum's default builds about twice as fast
+	// for 1% more bytes (measured on generated logs).
+	fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
+	if err != nil {
+		return SegmentInfo{}, err
+	}
+	for i := range in.Terms.Len() {
+		t, _, _, _ := in.Terms.Term(i)
+		if err := fb.Insert(t, refs[i]); err != nil {
+			return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
+		}
+	}
+	if err := fb.Close(); err != nil {
+		return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
+	}
+	w.end()
+
+	blocks, filters := termBlocks(in.Terms.Len(), func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
+	w.section(SectionTermBlocks, blocks)
+	w.section(SectionTrigrams, filters)
+
+	if err := w.finish(); err != nil {
+		return SegmentInfo{}, err
+	}
+	return SegmentInfo{Lines: lt.lines, Terms: in.Terms.Len(), RawBytes: lt.rawBytes, Size: int64(w.off)}, nil
+}
+
+func appendFiles(b []byte, files []SegFile) []byte {
+	b = binary.AppendUvarint(b, uint64(len(files)))
+	for _, f := range files {
+		b = binary.AppendUvarint(b, f.ID)
+		b = binary.AppendUvarint(b, uint64(f.Root))
+		b = binary.AppendUvarint(b, uint64(len(f.Path)))
+		b = append(b, f.Path...)
+		b = binary.AppendUvarint(b, uint64(f.Size))
+		b = binary.AppendUvarint(b, uint64(f.MTime))
+		b = binary.AppendUvarint(b, f.Dev)
+		b = binary.AppendUvarint(b, f.Ino)
+		b = binary.AppendUvarint(b, uint64(f.FPLen))
+		b = binary.LittleEndian.AppendUint64(b, f.FP)
+		b = binary.AppendUvarint(b, uint64(f.Lines))
+	}
+	return b
+}
+
+func appendSpans(b []byte, spans []Span) []byte {
+	b = binary.AppendUvarint(b, uint64(len(spans)))
+	for _, sp := range spans {
+		b = binary.AppendUvarint(b, uint64(sp.File))
+		b = binary.AppendUvarint(b, uint64(sp.NumLines))
+		b = binary.AppendUvarint(b, uint64(sp.StartOffset))
+		b = binary.AppendUvarint(b, uint64(sp.EndOffset-sp.StartOffset))
+		b = binary.AppendUvarint(b, uint64(sp.StartLineNo))
+		b = binary.AppendUvarint(b, uint64(sp.FirstGroup))
+	}
+	return b
+}
+
+// appendDeltaList encodes ascending ids as a count, the first id, then gaps
+// (what decodeDeltaList reads).
+func appendDeltaList(b []byte, ids []uint32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	prev := uint32(0)
+	for i, id := range ids {
+		if i == 0 {
+			b = binary.AppendUvarint(b, uint64(id))
+		} else {
+			b = binary.AppendUvarint(b, uint64(id-prev))
+		}
+		prev = id
+	}
+	return b
+}
+
+// writePostings writes the postings section and returns each term's FST
+// value. Lists dense enough for roaring's bitmap or run containers to beat
+// one uvarint per line are written as roaring; the rest as gaps.
+func writePostings(w *sectionWriter, terms TermSource, force string) ([]uint64, error) {
+	refs := make([]uint64, terms.Len())
+	w.begin(SectionPostings)
+	base := w.off
+	var hdr []byte
+	var ids []uint32
+	for i := range refs {
+		_, n, first, rest := terms.Term(i)
+		if n == 1 {
+			refs[i] = uint64(first)<<1 | PostingsInline
+			continue
+		}
+		refs[i] = (w.off - base) << 1
+		varintSize := uint64(uvarintLen(uint64(first)) + len(rest))
+		// Whichever is smaller, but long lists go to roaring even at up to
+		// 1.5× the bytes: they are read in place (no decoding) and
+		// intersected by containers, which is what makes queries that
+		// combine common words fast.
+		rsize := roaringSize(first, rest) + 8
+		useRoaring := n >= 64 && (rsize < varintSize || n >= 4096 && rsize*2 < varintSize*3)
+		switch force {
+		case PostingsVarint:
+			useRoaring = false
+		case PostingsRoaring:
+			useRoaring = true
+		}
+		if useRoaring {
+			ids = decodeGaps(ids[:0], first, rest)
+			bm := roaring.BitmapOf(ids...)
+			bm.RunOptimize()
+			if sz := bm.GetSerializedSizeInBytes(); sz+8 <= rsize || force == PostingsRoaring {
+				hdr = binary.AppendUvarint(hdr[:0], uint64(n)<<1|EncRoaring)
+				hdr = binary.AppendUvarint(hdr, sz)
+				w.Write(hdr)
+				w.padSection()
+				if _, err := bm.WriteTo(w); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		hdr = binary.AppendUvarint(hdr[:0], uint64(n)<<1|EncDeltaVarint)
+		hdr = binary.AppendUvarint(hdr, uint64(first))
+		w.Write(hdr)
+		w.Write(rest)
+	}
+	w.end()
+	return refs, w.err
+}
+
+func decodeGaps(dst []uint32, first uint32, rest []byte) []uint32 {
+	dst = append(dst, first)
+	id := first
+	for len(rest) > 0 {
+		v, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		id += uint32(v)
+		dst = append(dst, id)
+	}
+	return dst
+}
+
+// roaringSize estimates the serialized size of a run-optimized roaring
+// bitmap of the list without building it: per container of 2^16 ids the
+// smallest of an array (2 bytes an id), a bitmap (8 KiB) and runs (4 bytes
+// a run), plus 8 bytes of headers each.
+func roaringSize(first uint32, rest []byte) uint64 {
+	size := uint64(8)
+	key := first >> 16
+	prev := first
+	card, runs := uint64(1), uint64(1)
+	flush := func() {
+		size += 8 + min(2*card, 8192, 2+4*runs)
+	}
+	for len(rest) > 0 {
+		v, n := binary.Uvarint(rest)
+		rest = rest[n:]
+		id := prev + uint32(v)
+		if id>>16 != key {
+			flush()
+			key, card, runs = id>>16, 0, 1
+		} else if v != 1 {
+			runs++
+		}
+		card++
+		prev = id
+	}
+	flush()
+	return size
+}
+
+func uvarintLen(v uint64) int {
+	return len(binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64), v))
+}
+
+// termBlocks cuts the sorted dictionary into blocks and returns the block
+// keys section and the bit-sliced trigram filters section.
+func termBlocks(nterms int, term func(int) []byte) ([]byte, []byte) {
+	var starts []int
+	for i, size := 0, 0; i < nterms; i++ {
+		if i == 0 || size >= BlockBytes || i-starts[len(starts)-1] >= BlockTerms {
+			starts = append(starts, i)
+			size = 0
+		}
+		size += len(term(i))
+	}
+	n := len(starts)
+	keys := binary.AppendUvarint(nil, uint64(n))
+	var blob []byte
+	for _, st := range starts {
+		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
+		blob = append(blob, term(st)...)
+	}
+	keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
+	keys = append(keys, blob...)
+
+	words := (n + 63) / 64
+	slices := make([]uint64, BloomBits*words)
+	var bloom [BloomBits / 64]uint64
+	for b, st := range starts {
+		end := nterms
+		if b+1 < n {
+			end = starts[b+1]
+		}
+		clear(bloom[:])
+		for i := st; i < end; i++ {
+			// Trigrams of the term padded with a 0 byte at both ends,
+			// rolled through a 24-bit code.
+			t := term(i)
+			g := uint32(t[0])
+			for k := 1; k <= len(t); k++ {
+				var c uint32
+				if k < len(t) {
+					c = uint32(t[k])
+				}
+				g = (g<<8 | c) & 0xFFFFFF
+				for _, h := range TrigramHashes(g) {
+					bloom[h>>6] |= 1 << (h & 63)
+				}
+			}
+		}
+		// Transpose: bit j of this block's filter goes to slice j.
+		for wi, x := range bloom {
+			for x != 0 {
+				j := wi*64 + bits.TrailingZeros64(x)
+				slices[j*words+b/64] |= 1 << (b % 64)
+				x &= x - 1
+			}
+		}
+	}
+	out := make([]byte, 0, len(slices)*8)
+	for _, x := range slices {
+		out = binary.LittleEndian.AppendUint64(out, x)
+	}
+	return keys, out
+}
+
+// sectionWriter streams a segment file: header, 8-byte aligned sections with
+// a running checksum each, then the table of contents and footer. It keeps
+// the first error, like zoekt's section writer, so callers check once.
+type sectionWriter struct {
+	bw   *bufio.Writer
+	off  uint64
+	toc  []TOCEntry
+	cur  *TOCEntry
+	hash *xxhash.Digest
+	err  error
+}
+
+func newSectionWriter(out interface{ Write([]byte) (int, error) }) *sectionWriter {
+	w := &sectionWriter{bw: bufio.NewWriterSize(out, 1<<20), hash: xxhash.New()}
+	var hdr [HeaderSize]byte
+	copy(hdr[:], SegmentMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], SegmentVersion)
+	w.raw(hdr[:])
+	return w
+}
+
+func (w *sectionWriter) raw(p []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.bw.Write(p)
+	w.off += uint64(n)
+	w.err = err
+}
+
+// Write appends to the current section.
+func (w *sectionWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.hash.Write(p)
+	w.raw(p)
+	return len(p), w.err
+}
+
+var zero8 [8]byte
+
+func (w *sectionWriter) pad() {
+	if p := (8 - w.off%8) % 8; p > 0 {
+		w.raw(zero8[:p])
+	}
+}
+
+// padSection pads the current section so the next byte is 8-byte aligned in
+// the file (roaring bitmaps are read in place and must be aligned).
+func (w *sectionWriter) padSection() {
+	if p := (8 - w.off%8) % 8; p > 0 {
+		w.Write(zero8[:p])
+	}
+}
+
+func (w *sectionWriter) begin(kind uint32) {
+	w.pad()
+	w.toc = append(w.toc, TOCEntry{Kind: kind, Offset: w.off})
+	w.cur = &w.toc[len(w.toc)-1]
+	w.hash.Reset()
+}
+
+func (w *sectionWriter) end() {
+	w.cur.Length = w.off - w.cur.Offset
+	w.cur.Sum = w.hash.Sum64()
+	w.cur = nil
+}
+
+// section writes a whole section from a byte slice.
+func (w *sectionWriter) section(kind uint32, p []byte) {
+	w.begin(kind)
+	w.Write(p)
+	w.end()
+}
+
+// finish writes the table of contents and footer, then flushes.
+func (w *sectionWriter) finish() error {
+	w.pad()
+	tocOff := w.off
+	toc := make([]byte, 0, len(w.toc)*TOCEntrySize)
+	for _, e := range w.toc {
+		toc = binary.LittleEndian.AppendUint32(toc, e.Kind)
+		toc = binary.LittleEndian.AppendUint32(toc, 0)
+		toc = binary.LittleEndian.AppendUint64(toc, e.Offset)
+		toc = binary.LittleEndian.AppendUint64(toc, e.Length)
+		toc = binary.LittleEndian.AppendUint64(toc, e.Sum)
+	}
+	w.raw(toc)
+	var foot [FooterSize]byte
+	binary.LittleEndian.PutUint64(foot[0:], tocOff)
+	binary.LittleEndian.PutUint32(foot[8:], uint32(len(w.toc)))
+	binary.LittleEndian.PutUint32(foot[12:], SegmentVersion)
+	binary.LittleEndian.PutUint64(foot[16:], xxhash.Sum64(toc))
+	copy(foot[24:], SegmentMagic)
+	w.raw(foot[:])
+	if w.err != nil {
+		return w.err
+	}
+	return w.bw.Flush()
+}

@@ -1,0 +1,376 @@
+// Package live owns the log files as they are now, as opposed to as the
+// index saw them: opening them beneath their roots (never following a
+// symlink out of one), keeping the ones being read open between searches,
+// checking each against its index record (grown by appends, rotated,
+// truncated, replaced, deleted), and the inotify Watch that lets a
+// long-running server skip those checks for files nothing has touched.
+package live
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
+)
+
+// Staleness of a file relative to its index record.
+var (
+	ErrDeleted  = errors.New("deleted since indexing")
+	ErrReplaced = errors.New("replaced since indexing (rotated or truncated)")
+)
+
+// Set is the log files of one index snapshot. Safe for concurrent use.
+//
+// A search looks at every file it may answer from, so checking a file
+// must be cheap. Files being read stay open between searches (no open,
+// fstat, fingerprint read and close per query), and with a Watch what
+// lstat said of a file is kept until inotify reports a change at or
+// above its path, so an unchanged file costs no syscall at all.
+type Set struct {
+	roots []mmapstore.Root
+
+	mu     sync.Mutex
+	dirs   map[int]*rootDir
+	open   map[uint64]*sharedFile // open log files, by file id
+	watch  *Watch
+	lstats atomic.Int64 // files looked at (for tests)
+}
+
+type rootDir struct {
+	dir  *os.Root
+	real string // the directory's path, symlinks resolved
+	name string // for a file root: its name in dir
+	err  error
+}
+
+// File is one indexed log file tracked by a Set.
+type File struct {
+	rec   mmapstore.FileRecord
+	state atomic.Pointer[fileState] // with a Watch: the last look at it
+}
+
+// NewSet prepares the files beneath roots (the manifest's) for reading.
+func NewSet(roots []mmapstore.Root) *Set {
+	return &Set{roots: roots, dirs: map[int]*rootDir{}, open: map[uint64]*sharedFile{}}
+}
+
+// Track returns the live view of the file rec describes.
+func (s *Set) Track(rec mmapstore.FileRecord) *File { return &File{rec: rec} }
+
+// Record is the file's index record.
+func (f *File) Record() mmapstore.FileRecord { return f.rec }
+
+// SetWatch makes the set trust earlier looks at files that w reports
+// unchanged. Call before use.
+func (s *Set) SetWatch(w *Watch) { s.watch = w }
+
+// Lookups counts the files looked at with lstat (for tests).
+func (s *Set) Lookups() int64 { return s.lstats.Load() }
+
+// Close closes the root directories and the files kept open.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.dirs {
+		if d.dir != nil {
+			d.dir.Close()
+		}
+	}
+	s.dirs = map[int]*rootDir{}
+	for id, sf := range s.open {
+		s.dropLocked(id, sf)
+	}
+	return nil
+}
+
+func (s *Set) rootDir(i int) *rootDir {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.dirs[i]; ok {
+		return d
+	}
+	d := &rootDir{}
+	r := s.roots[i]
+	real, err := filepath.EvalSymlinks(r.Abs)
+	if err == nil {
+		if r.IsFile {
+			d.real, d.name = filepath.Dir(real), filepath.Base(real)
+		} else {
+			d.real = real
+		}
+		d.dir, d.err = os.OpenRoot(d.real)
+	} else {
+		d.err = err
+	}
+	s.dirs[i] = d
+	return d
+}
+
+// locate returns the directory f lies beneath and its name there.
+func (s *Set) locate(f *File) (*os.Root, string, error) {
+	d := s.rootDir(f.rec.Root)
+	if d.err != nil {
+		return nil, "", d.err
+	}
+	if d.name != "" {
+		return d.dir, d.name, nil
+	}
+	return d.dir, filepath.FromSlash(f.rec.Path), nil
+}
+
+// Open opens f beneath its root. The returned file may differ from the
+// indexed one; Check tells.
+func (s *Set) Open(f *File) (*os.File, error) {
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return nil, err
+	}
+	fh, _, err := logfile.Open(dir, name, false)
+	return fh, err
+}
+
+// Handle is an open log file checked against its index record.
+type Handle struct {
+	f     *os.File
+	size  int64
+	stale error // nil when the file is the one indexed (possibly grown)
+	// shared is set when f belongs to the set's open-file cache.
+	shared *sharedFile
+	s      *Set
+	closed atomic.Bool
+}
+
+// File is the open file, nil when it could not be opened (Stale says why).
+func (h *Handle) File() *os.File { return h.f }
+
+// Size is the file's size when it was checked.
+func (h *Handle) Size() int64 { return h.size }
+
+// Stale is nil when the file is the one indexed (possibly grown), else
+// ErrDeleted, ErrReplaced or the error that kept it from being checked.
+func (h *Handle) Stale() error { return h.stale }
+
+// Check opens f and compares device, inode, size and fingerprint with the
+// record. A file that is not the indexed one is still returned (Stale set)
+// so that it can be read as it is now, as grep would.
+func (s *Set) Check(f *File) (*Handle, error) {
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return nil, err
+	}
+	fh, st, err := logfile.Open(dir, name, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return &Handle{stale: ErrDeleted}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{f: fh, size: st.Size()}
+	rec := &f.rec
+	if dev, ino := logfile.StatIDs(st); dev != rec.Dev || ino != rec.Ino || h.size < rec.Indexed {
+		h.stale = ErrReplaced
+		return h, nil
+	}
+	if same, err := logfile.SameStart(fh, rec.FPLen, rec.FP); err != nil {
+		fh.Close()
+		return nil, err
+	} else if !same {
+		h.stale = ErrReplaced
+	}
+	return h, nil
+}
+
+// sharedFile is an open log file reused across searches; refs counts the
+// handles using it (the cache's own reference included while cached).
+type sharedFile struct {
+	f        *os.File
+	dev, ino uint64
+	refs     int
+}
+
+// maxOpenFiles bounds the log files kept open between searches.
+const maxOpenFiles = 256
+
+// fileState is what lstat said of an indexed file's path.
+type fileState struct {
+	seq      uint64 // Watch sequence before the lstat
+	path     string // the path watched
+	err      error
+	regular  bool
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+// lookup lstats f's path beneath its root, or answers from an earlier
+// lstat that the Watch vouches for.
+func (s *Set) lookup(f *File) fileState {
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return fileState{err: err}
+	}
+	w := s.watch
+	if w != nil {
+		if st := f.state.Load(); st != nil && w.unchangedSince(st.path, st.seq) {
+			return *st
+		}
+	}
+	var st fileState
+	if w != nil {
+		st.seq = w.now()
+	}
+	s.lstats.Add(1)
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		st.err = err
+	} else {
+		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
+		st.dev, st.ino = logfile.StatIDs(fi)
+	}
+	if w != nil {
+		st.path = filepath.Join(s.rootDir(f.rec.Root).real, name)
+		f.state.Store(&st)
+	}
+	return st
+}
+
+// Stat checks f against its index record, from lookup when the path holds
+// the indexed inode, and returns a handle that can read it when mustRead.
+// Anything unusual (replaced, a symlink now, unreadable) takes the full
+// Check.
+func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
+	st := s.lookup(f)
+	rec := &f.rec
+	if errors.Is(st.err, os.ErrNotExist) {
+		s.forget(rec.ID)
+		return &Handle{stale: ErrDeleted}, nil
+	}
+	if st.err != nil || !st.regular || st.dev != rec.Dev || st.ino != rec.Ino {
+		s.forget(rec.ID)
+		return s.Check(f)
+	}
+	unchanged := st.size == rec.Indexed && st.mtime == rec.MTime
+	if unchanged && !mustRead {
+		return unchangedHandle, nil
+	}
+	sf, err := s.shared(f)
+	if err != nil {
+		return s.Check(f)
+	}
+	h := &Handle{f: sf.f, size: st.size, shared: sf, s: s}
+	switch {
+	case st.size < rec.Indexed:
+		h.stale = ErrReplaced
+	case !unchanged:
+		// Changed in place: grown by appends, or truncated and rewritten
+		// (copytruncate), which the first bytes tell apart.
+		if same, err := logfile.SameStart(sf.f, rec.FPLen, rec.FP); err != nil {
+			h.Close()
+			return nil, err
+		} else if !same {
+			h.stale = ErrReplaced
+		}
+	}
+	return h, nil
+}
+
+// unchangedHandle stands for every file found as indexed when nothing
+// needs reading (it holds nothing to close).
+var unchangedHandle = &Handle{}
+
+// shared returns the open file for f (the indexed inode), opening it when
+// needed, with a reference for the caller.
+func (s *Set) shared(f *File) (*sharedFile, error) {
+	rec := &f.rec
+	s.mu.Lock()
+	if sf, ok := s.open[rec.ID]; ok && sf.dev == rec.Dev && sf.ino == rec.Ino {
+		sf.refs++
+		s.mu.Unlock()
+		return sf, nil
+	}
+	s.mu.Unlock()
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return nil, err
+	}
+	fh, st, err := logfile.Open(dir, name, true)
+	if err != nil {
+		return nil, err
+	}
+	dev, ino := logfile.StatIDs(st)
+	if dev != rec.Dev || ino != rec.Ino {
+		fh.Close()
+		return nil, ErrReplaced
+	}
+	sf := &sharedFile{f: fh, dev: dev, ino: ino, refs: 1}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.open[rec.ID]; ok {
+		if old.dev == sf.dev && old.ino == sf.ino {
+			// Another search opened it meanwhile: use that one.
+			fh.Close()
+			old.refs++
+			return old, nil
+		}
+		s.dropLocked(rec.ID, old)
+	}
+	if len(s.open) >= maxOpenFiles {
+		for id, o := range s.open {
+			if o.refs == 1 {
+				s.dropLocked(id, o)
+				break
+			}
+		}
+	}
+	if len(s.open) < maxOpenFiles {
+		sf.refs++ // the cache's reference
+		s.open[rec.ID] = sf
+	}
+	return sf, nil
+}
+
+// forget closes the kept-open file of id, if any, once its users are
+// done: a deleted log must not stay allocated on disk because logdex
+// holds it open.
+func (s *Set) forget(id uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sf, ok := s.open[id]; ok {
+		s.dropLocked(id, sf)
+	}
+}
+
+// dropLocked removes sf from the cache; it closes when its last user is
+// done.
+func (s *Set) dropLocked(id uint64, sf *sharedFile) {
+	delete(s.open, id)
+	s.unrefLocked(sf)
+}
+
+func (s *Set) unrefLocked(sf *sharedFile) {
+	if sf.refs--; sf.refs == 0 {
+		sf.f.Close()
+	}
+}
+
+// Close releases the handle. It is idempotent: every task of a file holds
+// the same handle.
+func (h *Handle) Close() {
+	switch {
+	case h == nil || h.f == nil || !h.closed.CompareAndSwap(false, true):
+	case h.shared != nil:
+		h.s.mu.Lock()
+		h.s.unrefLocked(h.shared)
+		h.s.mu.Unlock()
+	default:
+		h.f.Close()
+	}
+}
+
+// Failed is a handle for a file that could not be checked: nothing to
+// read, Stale says why.
+func Failed(err error) *Handle { return &Handle{stale: err} }

@@ -1,0 +1,97 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+type planMode uint8
+
+const (
+	planNone planMode = iota // no candidates in the segment
+	planIDs                  // candidate line ids, some or all to verify
+	planScan                 // read the segment's lines sequentially
+)
+
+type segPlan struct {
+	mode   planMode
+	cands  *roaring.Bitmap // planIDs: candidate lines (live ones only)
+	verify *roaring.Bitmap // planIDs: the subset that must be read and checked; nil = all
+}
+
+// plan evaluates the query on every segment's dictionary, in parallel.
+func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) ([]*segPlan, error) {
+	segs := s.segs
+	plans := make([]*segPlan, len(segs))
+	errs := make([]error, len(segs))
+	terms := make([]int, len(segs))
+	blocks := make([]int, len(segs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(segs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(segs) || ctx.Err() != nil {
+					return
+				}
+				plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, i)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range segs {
+		st.Terms += terms[i]
+		st.Blocks += blocks[i]
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return plans, ctx.Err()
+}
+
+func (s *Searcher) planSegment(q *Query, i int) (*segPlan, int, int, error) {
+	seg := s.segs[i]
+	e := &segEval{q: q, seg: seg, un: seg.Unindexed()}
+	p, err := s.planWith(e, q, i)
+	return p, e.terms, e.blocks, err
+}
+
+func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
+	seg := e.seg
+	c, err := e.eval(q.root)
+	if err != nil {
+		return nil, err
+	}
+	live := s.ix.LiveLines(i)
+	if c.all {
+		return &segPlan{mode: planScan}, nil
+	}
+	cands := c.bm
+	if live != nil {
+		cands = roaring.And(cands, live)
+	}
+	if cands.IsEmpty() {
+		return &segPlan{mode: planNone}, nil
+	}
+	p := &segPlan{mode: planIDs, cands: cands}
+	if c.exact {
+		p.verify = roaring.New()
+		if e.un != nil {
+			p.verify = roaring.And(cands, e.un)
+		}
+	} else if cands.GetCardinality()*4 > uint64(seg.NumLines()) {
+		// Reading a quarter of the lines at random costs more than
+		// reading them all in order.
+		p.mode = planScan
+	}
+	return p, nil
+}
+
+// produce emits tasks in output order: files by path, then each file's

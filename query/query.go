@@ -1,0 +1,146 @@
+package query
+
+import (
+	"sync"
+
+	"github.com/logdex/logdex/query/internal/relit"
+	"github.com/logdex/logdex/query/internal/scan"
+	"github.com/logdex/logdex/query/lang"
+)
+
+// Query is a compiled query, reusable and safe for concurrent use.
+type Query struct {
+	root lang.Node
+	mode lang.Mode
+	m    matcher
+	// single is set when the whole query is one literal or regex: scans
+	// then run its fast buffer matcher instead of line-by-line evaluation.
+	single scan.Matcher
+	// What planning needs of the query's literals and regexes, worked out
+	// once here rather than once per segment of every search.
+	reqs  map[*lang.Regex]*relit.Req
+	atoms map[litKey][]atom
+}
+
+// litKey names a literal as the planner looks it up.
+type litKey struct {
+	text        string
+	unicodeFold bool
+}
+
+// Compile parses and compiles patterns (several: any of them matches).
+func Compile(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
+	root, err := lang.Parse(patterns, mode, fold)
+	if err != nil {
+		return nil, err
+	}
+	return CompileNode(root, mode)
+}
+
+// CompileNode compiles an already parsed tree.
+func CompileNode(root lang.Node, mode lang.Mode) (*Query, error) {
+	m, err := compileMatcher(root)
+	if err != nil {
+		return nil, err
+	}
+	q := &Query{root: root, mode: mode, m: m, reqs: map[*lang.Regex]*relit.Req{}, atoms: map[litKey][]atom{}}
+	if sm, ok := m.(scanM); ok {
+		q.single = sm.m
+	}
+	if err := q.prepare(root); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Node is the parsed query.
+func (q *Query) Node() lang.Node { return q.root }
+
+// Mode is the mode the query was parsed in.
+func (q *Query) Mode() lang.Mode { return q.mode }
+
+func (q *Query) String() string { return q.root.String() }
+
+// prepare analyses every literal and regex of the tree for planning.
+func (q *Query) prepare(n lang.Node) error {
+	switch n := n.(type) {
+	case *lang.And:
+		for _, k := range n.Kids {
+			if err := q.prepare(k); err != nil {
+				return err
+			}
+		}
+	case *lang.Or:
+		for _, k := range n.Kids {
+			if err := q.prepare(k); err != nil {
+				return err
+			}
+		}
+	case *lang.Not:
+		return q.prepare(n.Kid)
+	case *lang.Literal:
+		q.addAtoms(n.Text, false)
+	case *lang.Regex:
+		re, err := lang.ParseRegex(n.Expr, n.Fold)
+		if err != nil {
+			return err
+		}
+		r := relit.Analyze(re)
+		q.reqs[n] = r
+		q.addReqAtoms(r)
+	}
+	return nil
+}
+
+func (q *Query) addReqAtoms(r *relit.Req) {
+	if r.Op == relit.OpLit {
+		q.addAtoms([]byte(r.Lit), r.Fold)
+	}
+	for _, k := range r.Sub {
+		q.addReqAtoms(k)
+	}
+}
+
+func (q *Query) addAtoms(p []byte, unicodeFold bool) {
+	k := litKey{string(p), unicodeFold}
+	if _, ok := q.atoms[k]; !ok {
+		q.atoms[k] = literalAtoms(p, unicodeFold)
+	}
+}
+
+// literalAtoms returns the prepared atoms of a literal.
+func (q *Query) literalAtoms(p []byte, unicodeFold bool) []atom {
+	if a, ok := q.atoms[litKey{string(p), unicodeFold}]; ok {
+		return a
+	}
+	return literalAtoms(p, unicodeFold)
+}
+
+// MatchLine evaluates the query on one line (without its '\n').
+func (q *Query) MatchLine(line []byte) bool {
+	var ls lineState
+	ls.reset(line)
+	return q.m.match(&ls)
+}
+
+// Highlights returns the merged byte ranges of line that the query's
+// positive atoms match.
+func (q *Query) Highlights(line []byte) [][2]int {
+	return q.AppendHighlights(nil, line)
+}
+
+// AppendHighlights is Highlights appending to dst (whose ranges it leaves
+// alone): a server renders many hits per request without allocating.
+func (q *Query) AppendHighlights(dst [][2]int, line []byte) [][2]int {
+	ls := lineStates.Get().(*lineState)
+	ls.reset(line)
+	n := len(dst)
+	dst = q.m.highlight(ls, dst)
+	ls.reset(nil)
+	lineStates.Put(ls)
+	merged := mergeRanges(dst[n:])
+	return dst[:n+len(merged)]
+}
+
+// lineStates recycles tokenization buffers between Highlights calls.
+var lineStates = sync.Pool{New: func() any { return new(lineState) }}

@@ -1,0 +1,314 @@
+package query
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logdex/logdex/query/live"
+)
+
+// Cursor is a position in the ordered hit stream: hits after it are those
+// with a greater (path, line). It stays valid across index updates.
+type Cursor struct {
+	Path string `json:"p"`
+	Line int64  `json:"l"`
+}
+
+// Encode renders the cursor as an opaque token.
+func (c Cursor) Encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeCursor parses a token made by Encode.
+func DecodeCursor(s string) (*Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	var c Cursor
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Line < 0 {
+		return nil, errors.New("invalid cursor")
+	}
+	return &c, nil
+}
+
+// Options control one search.
+type Options struct {
+	Limit    int     // stop delivering after this many hits (0: all)
+	After    *Cursor // deliver only hits after this position
+	Text     bool    // read each hit's text
+	CountAll bool    // keep counting after Limit, for an exact Total
+	// PerFile, when set, is called once for every file in order with its
+	// number of hits (zero included), as grep -c prints them.
+	PerFile func(f *File, n int64) error
+}
+
+// Hit is one matching line.
+type Hit struct {
+	File   *File
+	Line   int64 // 1-based line number
+	Offset int64 // byte offset of the line in the file
+	Length int64 // length of the line's text (without '\n')
+	Text   []byte
+}
+
+// Stats describe how a search was answered.
+type Stats struct {
+	Total      int64 // hits counted: all of them unless stopped at Limit without CountAll
+	Truncated  bool  // stopped at Limit
+	Candidates int64 // lines the index proposed
+	Verified   int64 // lines read and checked
+	Scanned    int64 // bytes scanned where the index could not narrow
+	Segments   int
+	Terms      int      // dictionary terms looked up
+	Blocks     int      // dictionary blocks read for substring atoms
+	Warnings   []string // files answered from their current content, or skipped
+}
+
+// closedDone marks tasks that have nothing to run.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Search runs q and calls fn for each hit in (path, line) order. fn's Hit
+// and its Text are valid only during the call. Returning an error from fn
+// stops the search with that error.
+func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (*Stats, error) {
+	if err := s.ix.Acquire(); err != nil {
+		return nil, err
+	}
+	defer s.ix.Release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := s.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	st := &Stats{Segments: len(s.segs)}
+
+	plans, err := s.plan(ctx, q, workers, st)
+	if err != nil {
+		return nil, err
+	}
+
+	var delivered atomic.Int64
+	countOnly := func() bool {
+		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
+	}
+	if !s.noInline && fewCandidates(plans) {
+		return st, s.searchInline(ctx, q, opt, plans, st, fn)
+	}
+	tasks := make(chan *task, 2*workers)
+	order := make(chan *task, 4*workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ls lineState
+			for t := range tasks {
+				if ctx.Err() == nil {
+					// Past the limit (or with no one to deliver to), hits
+					// need only be counted; tasks drop lines up to the
+					// paging cursor themselves.
+					co := countOnly() || t.beyond
+					s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
+				}
+				close(t.done)
+			}
+		}()
+	}
+	prodErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(tasks)
+		prodErr <- s.produce(ctx, q, opt, plans, func(t *task) bool {
+			if t.kind == taskFile {
+				t.done = closedDone
+			} else {
+				t.done = make(chan struct{})
+				select {
+				case tasks <- t:
+				case <-ctx.Done():
+					return false
+				}
+			}
+			select {
+			case order <- t:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+
+	err = s.consume(ctx, opt, order, st, &delivered, fn)
+	cancel()
+	for t := range order { // drain so the producer and workers finish
+		<-t.done
+		t.h.Close()
+	}
+	wg.Wait()
+	if perr := <-prodErr; err == nil && perr != nil && !errors.Is(perr, context.Canceled) {
+		err = perr
+	}
+	if err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// inlineMax is the most candidate lines a search runs without its worker
+// pipeline. Below it the pipeline's parallel reads gain nothing: mallory
+// (304 candidates) is answered as fast inline, alone (322 against 309 µs)
+// and at 64 connections (5,951 against 5,898 QPS, interleaved medians),
+// with four fewer goroutines per search.
+const inlineMax = 1024
+
+// fewCandidates reports whether the index narrowed every segment to a
+// handful of lines (no scans planned).
+func fewCandidates(plans []*segPlan) bool {
+	var n uint64
+	for _, p := range plans {
+		switch p.mode {
+		case planNone:
+		case planIDs:
+			if n += p.cands.GetCardinality(); n > inlineMax {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// searchInline is Search for selective queries, in the caller's
+// goroutine: tasks run as they are produced (only files grown since
+// indexing add scans, of their new bytes), then are delivered in order.
+func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans []*segPlan, st *Stats, fn func(*Hit) error) error {
+	var ts []*task
+	var ls lineState
+	perr := s.produce(ctx, q, opt, plans, func(t *task) bool {
+		t.done = closedDone
+		if t.kind != taskFile {
+			co := fn == nil || t.beyond
+			s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
+		}
+		ts = append(ts, t)
+		return true
+	})
+	order := make(chan *task, len(ts))
+	for _, t := range ts {
+		order <- t
+	}
+	close(order)
+	var delivered atomic.Int64
+	err := s.consume(ctx, opt, order, st, &delivered, fn)
+	for t := range order {
+		t.h.Close()
+	}
+	if err == nil && perr != nil {
+		err = perr
+	}
+	return err
+}
+
+// consume delivers task results in order.
+func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task, st *Stats, delivered *atomic.Int64, fn func(*Hit) error) error {
+	var cur *File
+	var curCount int64
+	var curHandle *live.Handle
+	flushFile := func() error {
+		if cur != nil && opt.PerFile != nil && !(curHandle != nil && curHandle.File() == nil && curHandle.Stale() != nil) {
+			if err := opt.PerFile(cur, curCount); err != nil {
+				return err
+			}
+		}
+		curHandle.Close()
+		curHandle = nil
+		return nil
+	}
+	var hit Hit
+	stopped := false
+	for t := range order {
+		<-t.done
+		if t.kind == taskFile {
+			if err := flushFile(); err != nil {
+				return err
+			}
+			cur, curCount, curHandle = t.file, 0, t.h
+			if t.h != nil && t.h.Stale() != nil {
+				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
+				if t.h.File() == nil {
+					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
+				}
+			}
+			continue
+		}
+		if t.err != nil {
+			return fmt.Errorf("%s: %w", t.file.Path, t.err)
+		}
+		if t.shrunk {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: truncated during the search; lines past its new end are missing", t.file.Path))
+		}
+		st.Candidates += t.candidates
+		st.Verified += t.verified
+		st.Scanned += t.scanned
+		if stopped {
+			continue
+		}
+		for i := range t.hits {
+			h := &t.hits[i]
+			if opt.After != nil && t.file.Path == opt.After.Path && h.line <= opt.After.Line {
+				continue
+			}
+			st.Total++
+			curCount++
+			if fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit)) {
+				if opt.Limit > 0 && !opt.CountAll && fn != nil {
+					st.Truncated = true
+					stopped = true
+					break
+				}
+				if opt.Limit > 0 {
+					st.Truncated = true
+				}
+				continue
+			}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n}
+			if h.tpos >= 0 {
+				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
+			}
+			if err := fn(&hit); err != nil {
+				return err
+			}
+			delivered.Add(1)
+		}
+		if c := t.count - int64(len(t.hits)); c > 0 && !stopped { // counted without records
+			st.Total += c
+			curCount += c
+			if opt.Limit > 0 && fn != nil {
+				st.Truncated = true
+			}
+		}
+		if stopped {
+			if err := flushFile(); err != nil {
+				return err
+			}
+			cur = nil
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return flushFile()
+}
+
+// plan evaluates the query on every segment's dictionary, in parallel.
