@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// Segment file layout (see indexer/FORMAT.md for the full specification):
+// Segment file layout (FORMAT.md beside this file is the full specification):
 //
 //	header  16 B: magic "LOGDEXSG" | version u32 | flags u32
 //	sections, each starting at an 8-byte aligned offset
@@ -16,13 +16,19 @@ import (
 // All integers are little-endian.
 const (
 	SegmentMagic = "LOGDEXSG"
-	// SegmentVersion is the format version written by this build.
+	// FormatVersion is the index format written by this build; the
+	// manifest and every segment carry it. Any change to what is written
+	// bumps it, and an index of another version is rebuilt from the logs
+	// (never read with the wrong decoder, never refused).
 	//
 	// Changelog:
 	//   1: first release.
-	SegmentVersion = 1
-	// MinSegmentVersion is the oldest segment version this build reads.
-	MinSegmentVersion = 1
+	//   2: tokens fold orbit-invariantly ('İ', alone in its case-folding
+	//      orbit, no longer folds to 'i'); segments no longer record when
+	//      they were built, so builds are deterministic.
+	FormatVersion = 2
+	// MinFormatVersion is the oldest version this build reads.
+	MinFormatVersion = 2
 
 	HeaderSize   = 16
 	FooterSize   = 32
@@ -80,10 +86,10 @@ const LineGroupSize = 16
 
 // Meta tags (SectionMeta is a list of uvarint tag, uvarint value pairs).
 const (
-	MetaLines      = 1
-	MetaTerms      = 2
-	MetaRawBytes   = 3
-	MetaCreatedNs  = 4
+	MetaLines    = 1
+	MetaTerms    = 2
+	MetaRawBytes = 3
+	// 4 was the creation time (version 1); builds are deterministic now.
 	MetaPostings   = 5 // total postings (line, term) pairs
 	MetaUnindexed  = 6
 	MetaMaxLineLen = 7
@@ -125,8 +131,21 @@ const (
 // ErrCorrupt is matched by every CorruptionError with errors.Is.
 var ErrCorrupt = errors.New("index corrupt")
 
-// ErrVersion reports a format version this build cannot read.
+// ErrVersion reports a format version this build cannot read; it is
+// matched by every *VersionError.
 var ErrVersion = errors.New("unsupported index format version")
+
+// VersionError says which file has which version.
+type VersionError struct {
+	Path  string
+	Found uint32
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s: index format version %d (this build reads %d..%d)", e.Path, e.Found, MinFormatVersion, FormatVersion)
+}
+
+func (e *VersionError) Is(target error) bool { return target == ErrVersion }
 
 // CorruptionError says which file and which part of it is damaged.
 type CorruptionError struct {

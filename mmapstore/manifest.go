@@ -15,10 +15,9 @@ import (
 // Manifest file layout: magic "LOGDEXMF" | version u32 | reserved u32 |
 // payload length u64 | xxhash64(payload) u64 | payload (JSON, see Manifest).
 const (
-	ManifestMagic   = "LOGDEXMF"
-	ManifestVersion = 1
-	ManifestName    = "MANIFEST"
-	manifestHeader  = 32
+	ManifestMagic  = "LOGDEXMF"
+	ManifestName   = "MANIFEST"
+	manifestHeader = 32
 )
 
 // ErrNoIndex is returned when a directory holds no manifest.
@@ -89,7 +88,7 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	}
 	out := make([]byte, manifestHeader, manifestHeader+len(payload))
 	copy(out, ManifestMagic)
-	binary.LittleEndian.PutUint32(out[8:], ManifestVersion)
+	binary.LittleEndian.PutUint32(out[8:], FormatVersion)
 	binary.LittleEndian.PutUint64(out[16:], uint64(len(payload)))
 	binary.LittleEndian.PutUint64(out[24:], xxhash.Sum64(payload))
 	return append(out, payload...), nil
@@ -97,22 +96,15 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 
 // DecodeManifest parses and validates a manifest. name is used in errors.
 func DecodeManifest(name string, b []byte) (*Manifest, error) {
+	payload, err := manifestPayload(name, b)
+	if err != nil {
+		return nil, err
+	}
 	bad := func(format string, args ...any) error {
 		return &CorruptionError{Path: name, Section: "manifest", Offset: -1, Msg: fmt.Sprintf(format, args...)}
 	}
-	if len(b) < manifestHeader || string(b[:8]) != ManifestMagic {
-		return nil, bad("bad magic or short file")
-	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != ManifestVersion {
-		return nil, fmt.Errorf("%s: %w %d (this build reads %d)", name, ErrVersion, v, ManifestVersion)
-	}
-	n := binary.LittleEndian.Uint64(b[16:])
-	payload, ok := slice(b, manifestHeader, n)
-	if !ok || manifestHeader+n != uint64(len(b)) {
-		return nil, bad("payload length %d does not match file size %d", n, len(b))
-	}
-	if xxhash.Sum64(payload) != binary.LittleEndian.Uint64(b[24:]) {
-		return nil, bad("checksum mismatch")
+	if v := binary.LittleEndian.Uint32(b[8:]); v < MinFormatVersion || v > FormatVersion {
+		return nil, &VersionError{Path: name, Found: v}
 	}
 	var m Manifest
 	// Unknown fields are ignored: a newer writer may add optional ones.
@@ -135,16 +127,63 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// manifestPayload checks a manifest's envelope (magic, length, checksum),
+// whatever its version, and returns its JSON payload.
+func manifestPayload(name string, b []byte) ([]byte, error) {
+	bad := func(format string, args ...any) error {
+		return &CorruptionError{Path: name, Section: "manifest", Offset: -1, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(b) < manifestHeader || string(b[:8]) != ManifestMagic {
+		return nil, bad("bad magic or short file")
+	}
+	n := binary.LittleEndian.Uint64(b[16:])
+	payload, ok := slice(b, manifestHeader, n)
+	if !ok || manifestHeader+n != uint64(len(b)) {
+		return nil, bad("payload length %d does not match file size %d", n, len(b))
+	}
+	if xxhash.Sum64(payload) != binary.LittleEndian.Uint64(b[24:]) {
+		return nil, bad("checksum mismatch")
+	}
+	return payload, nil
+}
+
 // ReadManifest reads dir's manifest; ErrNoIndex when there is none.
 func ReadManifest(dir string) (*Manifest, error) {
+	var m *Manifest
+	err := readManifestFile(dir, func(path string, b []byte) (err error) {
+		m, err = DecodeManifest(path, b)
+		return err
+	})
+	return m, err
+}
+
+// ReadRoots returns the PATHs an index was built for, from a manifest of
+// any format version (the roots' encoding has not changed since version
+// 1), so that an index this build cannot read can be rebuilt from its
+// directory alone.
+func ReadRoots(dir string) ([]Root, error) {
+	var roots struct {
+		Roots []Root `json:"roots"`
+	}
+	err := readManifestFile(dir, func(path string, b []byte) error {
+		payload, err := manifestPayload(path, b)
+		if err == nil {
+			err = json.Unmarshal(payload, &roots)
+		}
+		return err
+	})
+	return roots.Roots, err
+}
+
+func readManifestFile(dir string, decode func(path string, b []byte) error) error {
 	path := filepath.Join(dir, ManifestName)
 	m, err := Map(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNoIndex)
+		return fmt.Errorf("%s: %w", dir, ErrNoIndex)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer m.Close()
-	return DecodeManifest(path, m.Bytes())
+	return decode(path, m.Bytes())
 }

@@ -363,7 +363,7 @@ func newSectionWriter(out interface{ Write([]byte) (int, error) }) *sectionWrite
 	w := &sectionWriter{bw: bufio.NewWriterSize(out, 1<<20), hash: xxhash.New()}
 	var hdr [HeaderSize]byte
 	copy(hdr[:], SegmentMagic)
-	binary.LittleEndian.PutUint32(hdr[8:], SegmentVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], FormatVersion)
 	w.raw(hdr[:])
 	return w
 }
@@ -439,7 +439,7 @@ func (w *sectionWriter) finish() error {
 	var foot [FooterSize]byte
 	binary.LittleEndian.PutUint64(foot[0:], tocOff)
 	binary.LittleEndian.PutUint32(foot[8:], uint32(len(w.toc)))
-	binary.LittleEndian.PutUint32(foot[12:], SegmentVersion)
+	binary.LittleEndian.PutUint32(foot[12:], FormatVersion)
 	binary.LittleEndian.PutUint64(foot[16:], xxhash.Sum64(toc))
 	copy(foot[24:], SegmentMagic)
 	w.raw(foot[:])

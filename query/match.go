@@ -187,14 +187,6 @@ func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.HasPrefix(t, m.t) })
 }
 
-// asciiWord marks the ASCII bytes the token rule puts in words.
-var asciiWord = func() (w [utf8.RuneSelf]bool) {
-	for c := 0; c < utf8.RuneSelf; c++ {
-		w[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-	}
-	return w
-}()
-
 // asciiWords appends the spans of line's tokens equal to the folded term t
 // (starting with it, if prefix) when line is all ASCII, comparing in place
 // instead of folding every token: the common case of highlighting hits.
@@ -206,12 +198,12 @@ func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int,
 		if line[i] >= utf8.RuneSelf {
 			return dst[:n], false
 		}
-		if !asciiWord[line[i]] {
+		if !token.IsWordByte(line[i]) {
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(line) && line[j] < utf8.RuneSelf && asciiWord[line[j]] {
+		for j < len(line) && line[j] < utf8.RuneSelf && token.IsWordByte(line[j]) {
 			j++
 		}
 		if tok := line[i:j]; len(tok) == len(t) || prefix && len(tok) > len(t) {

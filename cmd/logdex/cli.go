@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
@@ -90,6 +91,18 @@ func indexDir(flagDir string, paths []string) (string, error) {
 		return "", errors.New("give PATHs or --index DIR")
 	}
 	return indexer.DefaultDir(paths)
+}
+
+// indexRoots returns the PATHs (absolute, and as given) an index was built
+// for, when --index comes without PATHs. It reads them from an index of
+// any format version, so that one this build cannot read is rebuilt.
+func indexRoots(dir string) (paths, display []string, err error) {
+	roots, err := mmapstore.ReadRoots(dir)
+	for _, r := range roots {
+		paths = append(paths, r.Abs)
+		display = append(display, r.Given)
+	}
+	return paths, display, err
 }
 
 // progressPrinter renders indexing progress on one terminal line.

@@ -174,13 +174,8 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 		return nil, nil, err
 	}
 	if len(paths) == 0 { // --index alone: the roots it was built for
-		m, err := mmapstore.ReadManifest(dir)
-		if err != nil {
+		if paths, display, err = indexRoots(dir); err != nil {
 			return nil, nil, err
-		}
-		for _, r := range m.Roots {
-			paths = append(paths, r.Abs)
-			display = append(display, r.Given)
 		}
 	}
 	_, statErr := os.Stat(dir)
@@ -190,6 +185,14 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 		}
 	}
 	ix, err := mmapstore.Open(dir)
+	if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
+		// An index this build cannot read answers nothing: rebuild it
+		// even when told not to update (the indexer says so in the log).
+		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, nil, err
+		}
+		ix, err = mmapstore.Open(dir)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -102,13 +102,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	}
 	display := paths
 	if len(paths) == 0 { // --index alone: the roots it was built for
-		m, err := mmapstore.ReadManifest(dir)
-		if err != nil {
+		if paths, display, err = indexRoots(dir); err != nil {
 			return fail(err)
-		}
-		for _, r := range m.Roots {
-			paths = append(paths, r.Abs)
-			display = append(display, r.Given)
 		}
 	}
 	logOut := e.stderr

@@ -6,6 +6,11 @@
 // simple case-folding orbit (ASCII letters map to lower case), so that a
 // regexp's (?i) and the index agree on which strings are "the same word".
 // Bytes that are not valid UTF-8 separate tokens.
+//
+// It lives under mmapstore because the term dictionaries it defines are
+// part of the index format, and both the indexer (writing them) and the
+// query engine (looking words up, highlighting them) need the same rule;
+// dependencies point only towards mmapstore.
 package token
 
 import (
@@ -45,9 +50,12 @@ func IsWordRune(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
-// FoldRune maps r to the canonical member of its simple case-folding orbit:
-// the lower case of the orbit's smallest word rune. Both 'K' and the Kelvin
-// sign fold to 'k', and 'ſ' folds to 's', as regexp's (?i) treats them alike.
+// FoldRune maps r to the canonical member of its simple case-folding orbit
+// (unicode.SimpleFold): the lower case of the orbit's smallest word rune
+// when that lower case is in the orbit, else that smallest word rune. It
+// depends only on the orbit, so two runes fold alike exactly when regexp's
+// (?i) treats them alike: 'K' and the Kelvin sign fold to 'k', 'ſ' to 's',
+// and 'İ', whose orbit holds only itself, stays 'İ'.
 func FoldRune(r rune) rune {
 	if r < utf8.RuneSelf {
 		if 'A' <= r && r <= 'Z' {
@@ -61,8 +69,27 @@ func FoldRune(r rune) rune {
 			lo = f
 		}
 	}
-	return unicode.ToLower(lo)
+	if l := unicode.ToLower(lo); l != lo && inOrbit(l, r) {
+		return l
+	}
+	return lo
 }
+
+// inOrbit reports whether x folds like r.
+func inOrbit(x, r rune) bool {
+	for f := unicode.SimpleFold(r); ; f = unicode.SimpleFold(f) {
+		if f == x {
+			return true
+		}
+		if f == r {
+			return false
+		}
+	}
+}
+
+// IsWordByte reports whether the ASCII byte c belongs in a token (letters,
+// digits, '_'); bytes >= 0x80 need decoding and are never word bytes here.
+func IsWordByte(c byte) bool { return class[c] == word || class[c] == upper }
 
 // FoldSafe reports whether every rune that folds like r has r's word class.
 // Only the Greek iota orbit mixes classes: it holds the combining mark

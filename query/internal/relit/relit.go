@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/logdex/logdex/mmapstore/token"
 )
 
 // Op is the kind of a Req node.
@@ -113,7 +115,7 @@ func matchFoldAt(b []byte, lit string) bool {
 			return false
 		}
 		r, w := utf8.DecodeRune(b)
-		if foldRune(r) != lr {
+		if token.FoldRune(r) != lr {
 			return false
 		}
 		b = b[w:]

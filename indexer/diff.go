@@ -1,0 +1,215 @@
+package indexer
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
+)
+
+// Comparing what the walk found with the previous manifest: which files
+// are new, grown, renamed by rotation, truncated, replaced or deleted.
+
+// dropDamagedSegments opens every live segment's header and small sections;
+// a damaged one is dropped and its files are indexed again from scratch.
+func (u *update) dropDamagedSegments() {
+	u.reset = map[uint64]bool{}
+	for _, ref := range u.old.Segments {
+		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+		if err == nil && u.opt.Verify {
+			if err = s.Verify(); err != nil {
+				s.Close()
+			}
+		}
+		if err == nil {
+			s.Close()
+			u.segments = append(u.segments, ref)
+			continue
+		}
+		u.log.Warn().Err(err).Str("segment", ref.Name).Msg("dropping damaged segment; its files will be indexed again")
+		for _, id := range ref.FileIDs {
+			u.reset[id] = true
+		}
+		u.changed = true
+	}
+}
+
+// diff compares the walk with the old manifest and plans work items.
+func (u *update) diff() error {
+	old := u.old
+	u.next = mmapstore.Manifest{
+		Generation:    old.Generation + 1,
+		NextFileID:    max(old.NextFileID, 1),
+		NextSegmentID: max(old.NextSegmentID, 1),
+	}
+	// Map old root indexes to new ones by absolute path.
+	rootOf := map[int]int{}
+	for i, r := range u.roots {
+		u.next.Roots = append(u.next.Roots, r.Root)
+		for j, or := range old.Roots {
+			if or.Abs == r.Abs {
+				rootOf[j] = i
+			}
+		}
+	}
+	if len(old.Roots) != len(u.roots) || len(rootOf) != len(u.roots) {
+		u.changed = true
+	}
+	type key struct {
+		root int
+		path string
+	}
+	type ikey struct {
+		root     int
+		dev, ino uint64
+	}
+	byPath := map[key]int{}
+	byIno := map[ikey]int{}
+	used := make([]bool, len(old.Files))
+	for i, f := range old.Files {
+		nr, ok := rootOf[f.Root]
+		if !ok || u.reset[f.ID] {
+			continue
+		}
+		byPath[key{nr, f.Path}] = i
+		byIno[ikey{nr, f.Dev, f.Ino}] = i
+	}
+	skippedBefore := map[key]mmapstore.Skipped{}
+	for _, s := range old.Skipped {
+		if nr, ok := rootOf[s.Root]; ok {
+			skippedBefore[key{nr, s.Path}] = s
+		}
+	}
+
+	var files []found
+	for i, r := range u.roots {
+		err := walk(i, r, u.opt.Dir, func(rel, why string) {
+			u.log.Warn().Str("path", mmapstore.DisplayPath(r.Root, rel)).Str("reason", why).Msg("skipping")
+			u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: i, Path: rel, Reason: why})
+		}, func(f found) { files = append(files, f) })
+		if err != nil {
+			return fmt.Errorf("walk %s: %w", r.Given, err)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool {
+		if files[i].root != files[j].root {
+			return files[i].root < files[j].root
+		}
+		return files[i].rel < files[j].rel
+	})
+
+	// same reports whether f is the file rec describes, possibly grown.
+	same := func(f found, rec *mmapstore.FileRecord) bool {
+		if rec.Dev != f.dev || rec.Ino != f.ino || f.size < rec.Indexed {
+			return false
+		}
+		if rec.FPLen == 0 {
+			return true
+		}
+		fh, err := u.roots[f.root].open(f.rel)
+		if err != nil {
+			return false
+		}
+		defer fh.Close()
+		ok, err := logfile.SameStart(fh, rec.FPLen, rec.FP)
+		return err == nil && ok
+	}
+
+	matched := make([]int, len(files)) // old record index or -1
+	for i, f := range files {
+		matched[i] = -1
+		if oi, ok := byPath[key{f.root, f.rel}]; ok && same(f, &old.Files[oi]) {
+			matched[i] = oi
+			used[oi] = true
+		}
+	}
+	// Second pass: a file found under a new name with a known inode and
+	// fingerprint was renamed (logrotate's app.log -> app.log.1).
+	for i, f := range files {
+		if matched[i] >= 0 {
+			continue
+		}
+		if oi, ok := byIno[ikey{f.root, f.dev, f.ino}]; ok && !used[oi] && same(f, &old.Files[oi]) {
+			matched[i] = oi
+			used[oi] = true
+			u.res.Renamed++
+			u.changed = true
+			u.log.Info().Str("from", old.Files[oi].Path).Str("to", f.rel).Msg("file renamed")
+		}
+	}
+
+	for i, f := range files {
+		r := u.roots[f.root]
+		display := mmapstore.DisplayPath(r.Root, f.rel)
+		var rec mmapstore.FileRecord
+		if oi := matched[i]; oi >= 0 {
+			rec = old.Files[oi]
+			rec.Root, rec.Path = f.root, f.rel
+		} else {
+			if s, ok := skippedBefore[key{f.root, f.rel}]; ok && s.Dev == f.dev && s.Ino == f.ino && s.Size == f.size && s.MTime == f.mtime {
+				u.next.Skipped = append(u.next.Skipped, s)
+				continue
+			}
+			fh, err := r.open(f.rel)
+			if err != nil {
+				u.skip(f, display, err.Error())
+				continue
+			}
+			bin, err := logfile.IsBinary(fh)
+			if err == nil && bin {
+				fh.Close()
+				u.skip(f, display, "binary file (NUL byte in the first 8 KiB)")
+				continue
+			}
+			fpLen := min(f.size, logfile.FingerprintLen)
+			fp, ferr := logfile.Fingerprint(fh, fpLen)
+			fh.Close()
+			if err != nil || ferr != nil {
+				u.skip(f, display, errors.Join(err, ferr).Error())
+				continue
+			}
+			if oi, ok := byPath[key{f.root, f.rel}]; ok && !used[oi] {
+				u.res.Reindexed++
+				u.log.Info().Str("path", display).Msg("file truncated or replaced; indexing it again")
+			} else {
+				u.res.New++
+			}
+			rec = mmapstore.FileRecord{ID: u.next.NextFileID, Root: f.root, Path: f.rel, Dev: f.dev, Ino: f.ino, FPLen: fpLen, FP: fp}
+			u.next.NextFileID++
+			u.changed = true
+		}
+		// Bytes past the indexed prefix are read when the file grew since
+		// the last run (a known unterminated last line is not re-read).
+		if f.size > rec.Indexed && (matched[i] < 0 || f.size != rec.Size) {
+			if rec.Indexed > 0 {
+				u.res.Appended++
+			}
+			u.items = append(u.items, workItem{rec: len(u.next.Files), start: rec.Indexed, end: f.size, startLineNo: rec.Lines + 1})
+		}
+		if rec.Size != f.size || rec.MTime != f.mtime {
+			u.changed = true
+		}
+		rec.Size, rec.MTime = f.size, f.mtime
+		u.next.Files = append(u.next.Files, rec)
+	}
+	for i, f := range old.Files {
+		if !used[i] {
+			if _, ok := rootOf[f.Root]; ok && !u.reset[f.ID] {
+				u.res.Deleted++
+			}
+			u.changed = true
+		}
+	}
+	u.res.Deleted -= u.res.Reindexed
+	return nil
+}
+
+func (u *update) skip(f found, display, why string) {
+	u.log.Info().Str("path", display).Str("reason", why).Msg("skipping file")
+	u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: f.root, Path: f.rel, Reason: why, Dev: f.dev, Ino: f.ino, Size: f.size, MTime: f.mtime})
+	u.res.Skipped++
+	u.changed = true
+}

@@ -1,0 +1,300 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/logdex/logdex/mmapstore"
+)
+
+// Turning the byte ranges to index into segment jobs and running them
+// in parallel.
+
+// workItem is a byte range of one file to index.
+type workItem struct {
+	rec         int // index into the new file records
+	start, end  int64
+	startLineNo int64
+}
+
+type part struct {
+	workItem
+	lines    int64
+	complete int64
+}
+
+type job struct {
+	id    uint64
+	parts []*part
+}
+
+// build cuts the work items into segment jobs and builds them in parallel.
+func (u *update) build(ctx context.Context) error {
+	if len(u.items) == 0 {
+		return nil
+	}
+	u.changed = true
+	var total int64
+	for _, it := range u.items {
+		total += it.end - it.start
+	}
+	var done atomic.Int64
+	stopProgress := make(chan struct{})
+	var progressWG sync.WaitGroup
+	if u.opt.Progress != nil {
+		progressWG.Add(1)
+		go func() {
+			defer progressWG.Done()
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					u.opt.Progress(done.Load(), total)
+				case <-stopProgress:
+					u.opt.Progress(done.Load(), total)
+					return
+				}
+			}
+		}()
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *job)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		allParts []*part
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for w := 0; w < u.opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, readBlock)
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				ref, err := u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				if ref != nil {
+					u.segments = append(u.segments, *ref)
+					u.newSegs = append(u.newSegs, ref.Name)
+					u.res.NewSegs++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	err := u.plan(ctx, func(j *job) {
+		mu.Lock()
+		allParts = append(allParts, j.parts...)
+		mu.Unlock()
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+		}
+	})
+	close(jobs)
+	wg.Wait()
+	close(stopProgress)
+	progressWG.Wait()
+	if err == nil {
+		err = firstErr
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		for _, name := range u.newSegs {
+			os.Remove(filepath.Join(u.opt.Dir, name))
+		}
+		return err
+	}
+	u.res.Bytes = done.Load()
+	u.account(allParts)
+	return nil
+}
+
+// account moves each file's indexed prefix forward by the parts built.
+func (u *update) account(parts []*part) {
+	byRec := map[int][]*part{}
+	for _, p := range parts {
+		byRec[p.rec] = append(byRec[p.rec], p)
+	}
+	drop := map[int]bool{}
+	for ri, ps := range byRec {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].start < ps[j].start })
+		rec := &u.next.Files[ri]
+		for i, p := range ps {
+			u.res.Lines += p.lines
+			if i < len(ps)-1 && p.complete < ps[i+1].start {
+				// The file shrank while being read: what follows is unsure.
+				u.log.Warn().Str("path", rec.Path).Msg("file shrank while indexing; it will be indexed again")
+				drop[ri] = true
+				break
+			}
+			rec.Indexed = p.complete
+			rec.Lines += p.lines
+		}
+	}
+	if len(drop) > 0 {
+		kept := u.next.Files[:0]
+		for i, f := range u.next.Files {
+			if !drop[i] {
+				kept = append(kept, f)
+			}
+		}
+		u.next.Files = kept
+	}
+}
+
+// plan groups work items into jobs of about SegmentBytes, splitting large
+// items at line boundaries. Splitting needs the line number where the
+// second half starts, so the first half's newlines are counted (a fast
+// sequential pass that also warms the page cache for the builders).
+func (u *update) plan(ctx context.Context, emit func(*job)) error {
+	target := u.opt.SegmentBytes
+	var cur *job
+	var curBytes int64
+	flush := func() {
+		if cur != nil && len(cur.parts) > 0 {
+			emit(cur)
+		}
+		cur, curBytes = nil, 0
+	}
+	for _, it := range u.items {
+		for it.start < it.end {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if cur == nil {
+				cur = &job{id: u.next.NextSegmentID}
+				u.next.NextSegmentID++
+			}
+			room := target - curBytes
+			if it.end-it.start <= room {
+				cur.parts = append(cur.parts, &part{workItem: it})
+				curBytes += it.end - it.start
+				break
+			}
+			if room < target/8 && len(cur.parts) > 0 {
+				flush()
+				continue
+			}
+			rec := &u.next.Files[it.rec]
+			cut, lines, err := u.cut(rec, it.start, it.start+room, it.end)
+			if err != nil {
+				return err
+			}
+			first := it
+			first.end = cut
+			cur.parts = append(cur.parts, &part{workItem: first})
+			flush()
+			it.start, it.startLineNo = cut, it.startLineNo+lines
+		}
+	}
+	flush()
+	return nil
+}
+
+// cut finds the first line boundary at or after want (within [start, end])
+// and counts the lines before it.
+func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, int64, error) {
+	f, err := u.roots[rec.Root].open(rec.Path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var lines int64
+	for pos := start; pos < end; {
+		n := int(min(int64(len(buf)), end-pos))
+		m, err := f.ReadAt(buf[:n], pos)
+		if m == 0 {
+			if err == nil || errors.Is(err, io.EOF) {
+				return pos, lines, nil
+			}
+			return 0, 0, err
+		}
+		data := buf[:m]
+		if pos+int64(m) > want {
+			// Count up to want, then look for the boundary.
+			k := max(want-pos, 0)
+			lines += int64(countNL(data[:k]))
+			if j := indexNL(data[k:]); j >= 0 {
+				return pos + k + int64(j) + 1, lines + 1, nil
+			}
+			lines += int64(countNL(data[k:]))
+			pos += int64(m)
+			want = pos
+			continue
+		}
+		lines += int64(countNL(data))
+		pos += int64(m)
+	}
+	return end, lines, nil
+}
+
+// buildSegment builds and writes one segment; it returns nil when the job
+// yielded no complete line.
+func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress func(int64)) (*mmapstore.SegmentRef, error) {
+	t0 := time.Now()
+	b := newBuilder()
+	b.postings = u.opt.Postings
+	var ids []uint64
+	for _, p := range j.parts {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		rec := &u.next.Files[p.rec]
+		f, err := u.roots[rec.Root].open(rec.Path)
+		if err != nil {
+			return nil, err
+		}
+		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
+		complete, lines, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, buf, progress)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rec.Path, err)
+		}
+		p.complete, p.lines = complete, lines
+		if lines > 0 && (len(ids) == 0 || ids[len(ids)-1] != rec.ID) {
+			ids = append(ids, rec.ID)
+		}
+	}
+	if b.lines.NumLines() == 0 {
+		return nil, nil
+	}
+	tRead := time.Since(t0)
+	name := fmt.Sprintf("seg-%016x.ldx", j.id)
+	st, err := b.write(filepath.Join(u.opt.Dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("write segment %s: %w", name, err)
+	}
+	u.log.Debug().Str("segment", name).Uint32("lines", st.Lines).Int("terms", st.Terms).Int64("raw_bytes", st.RawBytes).
+		Int64("size", st.Size).Dur("read", tRead).Dur("write", time.Since(t0)-tRead).Msg("segment written")
+	return &mmapstore.SegmentRef{Name: name, Lines: st.Lines, RawBytes: st.RawBytes, Size: st.Size, FileIDs: ids}, nil
+}

@@ -1,0 +1,83 @@
+package indexer
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/logdex/logdex/mmapstore"
+)
+
+// Publishing a run: the new manifest, then collecting what it no longer
+// names.
+
+func removeTemps(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// publish writes the new manifest atomically and removes segment files no
+// longer referenced. A crash before the manifest's rename leaves the old
+// index intact; leftovers are collected by the next run.
+func (u *update) publish() error {
+	live := map[uint64]bool{}
+	for _, f := range u.next.Files {
+		live[f.ID] = true
+	}
+	for _, s := range u.segments {
+		keep := false
+		for _, id := range s.FileIDs {
+			if live[id] {
+				keep = true
+				break
+			}
+		}
+		if keep {
+			u.next.Segments = append(u.next.Segments, s)
+		} else {
+			u.changed = true
+		}
+	}
+	sort.Slice(u.next.Segments, func(i, j int) bool { return u.next.Segments[i].Name < u.next.Segments[j].Name })
+	if u.changed {
+		if err := mmapstore.PublishManifest(u.opt.Dir, &u.next); err != nil {
+			return err
+		}
+		u.collect()
+	} else {
+		u.next = *u.old
+	}
+	u.res.Changed = u.changed
+	u.res.Files = len(u.next.Files)
+	u.res.Segments = len(u.next.Segments)
+	for _, s := range u.next.Segments {
+		u.res.IndexBytes += s.Size
+	}
+	if st, err := os.Stat(filepath.Join(u.opt.Dir, mmapstore.ManifestName)); err == nil {
+		u.res.IndexBytes += st.Size()
+	}
+	for _, f := range u.next.Files {
+		u.res.RawBytes += f.Indexed
+	}
+	return nil
+}
+
+// collect deletes segment files the new manifest does not list.
+func (u *update) collect() {
+	keep := map[string]bool{}
+	for _, s := range u.next.Segments {
+		keep[s.Name] = true
+	}
+	ents, _ := os.ReadDir(u.opt.Dir)
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, "seg-") && strings.HasSuffix(n, ".ldx") && !keep[n] {
+			os.Remove(filepath.Join(u.opt.Dir, n))
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package mmapstore
+
+// The offset index: locating a line (file offset and length) by its id,
+// walking a span's lines in order, and cutting spans into chunks.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+)
+
+// LineLoc is where a line lives: its span and its bytes in the file.
+type LineLoc struct {
+	Span   int
+	Offset int64 // file offset of the line's first byte
+	Length int64 // bytes including the '\n'
+}
+
+// SpanOf returns the index of the span holding line id.
+func (s *Segment) SpanOf(line uint32) int {
+	return sort.Search(len(s.spans), func(i int) bool {
+		return s.spans[i].FirstLine+s.spans[i].NumLines > line
+	})
+}
+
+// PrefetchLines makes the offset index of span si resident when most of it
+// is not: a query about to locate many lines of a cold segment reads it in
+// one sequential pass instead of faulting page by page at random.
+func (s *Segment) PrefetchLines(si int) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if s.m == nil || si < 0 || si >= len(s.spans) {
+		return nil
+	}
+	sp := &s.spans[si]
+	_, lo, err := s.group(sp.FirstGroup)
+	if err != nil {
+		return err
+	}
+	hi := uint64(len(s.lens))
+	if si+1 < len(s.spans) {
+		if _, h, err := s.group(s.spans[si+1].FirstGroup); err == nil {
+			hi = h
+		}
+	}
+	base := int64(s.entry(SectionLineLens).Offset)
+	off, n := base+int64(lo), int64(hi-lo)
+	res, err := s.m.Resident(off, n)
+	if err != nil || res*2 >= n {
+		return err
+	}
+	return s.m.Prefetch(off, n, make([]byte, min(n, 1<<20)))
+}
+
+// Locate finds a line through the offset index: one restart point read and
+// at most GroupSize-1 uvarint lengths decoded.
+func (s *Segment) Locate(line uint32) (LineLoc, error) {
+	if err := s.check(); err != nil {
+		return LineLoc{}, err
+	}
+	if line >= s.lines {
+		return LineLoc{}, fmt.Errorf("line id %d beyond %d lines", line, s.lines)
+	}
+	si := s.SpanOf(line)
+	if si >= len(s.spans) {
+		return LineLoc{}, s.corrupt("spans", -1, "no span holds line %d", line)
+	}
+	sp := &s.spans[si]
+	rel := line - sp.FirstLine
+	off, pos, err := s.group(sp.FirstGroup + rel/GroupSize)
+	if err != nil {
+		return LineLoc{}, err
+	}
+	b := s.lens[pos:]
+	var n int64
+	for k := rel % GroupSize; ; k-- {
+		// Inlined uvarint (the hot loop of locating lines): lengths below
+		// 128 take one byte, most log lines two.
+		var v uint64
+		switch {
+		case len(b) > 0 && b[0] < 0x80:
+			v, b = uint64(b[0]), b[1:]
+		case len(b) > 1 && b[1] < 0x80:
+			v, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
+		default:
+			var w int
+			if v, w = binary.Uvarint(b); w <= 0 {
+				return LineLoc{}, s.corrupt("line lengths", int64(pos), "bad length of line %d", line)
+			}
+			b = b[w:]
+		}
+		if k == 0 {
+			n = int64(v)
+			break
+		}
+		off += int64(v)
+	}
+	if n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
+		return LineLoc{}, s.corrupt("line lengths", int64(pos), "line %d does not fit its span", line)
+	}
+	return LineLoc{Span: si, Offset: off, Length: n}, nil
+}
+
+// group reads restart point g: the file offset of its first line and the
+// position of that line's length in the line lengths section.
+func (s *Segment) group(g uint32) (int64, uint64, error) {
+	e, ok := slice(s.groups, uint64(g)*LineGroupSize, LineGroupSize)
+	if !ok {
+		return 0, 0, s.corrupt("line groups", -1, "group %d out of bounds", g)
+	}
+	off := int64(binary.LittleEndian.Uint64(e))
+	pos := uint64(binary.LittleEndian.Uint32(e[8:]))
+	if pos >= uint64(len(s.lens)) || off < 0 {
+		return 0, 0, s.corrupt("line groups", int64(g)*LineGroupSize, "group %d points out of bounds", g)
+	}
+	return off, pos, nil
+}
+
+// WalkLines calls fn for every line of span si from file-relative line index
+// from (0-based within the span) onwards, decoding the offset index
+// sequentially; fn returns false to stop.
+func (s *Segment) WalkLines(si int, from uint32, fn func(line uint32, off, length int64) bool) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if si < 0 || si >= len(s.spans) {
+		return fmt.Errorf("span %d out of range", si)
+	}
+	sp := &s.spans[si]
+	if from >= sp.NumLines {
+		return nil
+	}
+	off, pos, err := s.group(sp.FirstGroup + from/GroupSize)
+	if err != nil {
+		return err
+	}
+	d := Decbuf{B: s.lens[pos:]}
+	for k := from % GroupSize; k > 0; k-- {
+		off += int64(d.Uvarint())
+	}
+	for rel := from; rel < sp.NumLines; rel++ {
+		n := int64(d.Uvarint())
+		if d.Err != nil || n < 1 || off+n > sp.EndOffset {
+			return s.corrupt("line lengths", -1, "line %d does not fit its span", sp.FirstLine+rel)
+		}
+		if !fn(sp.FirstLine+rel, off, n) {
+			return nil
+		}
+		off += n
+	}
+	return nil
+}
+
+// Chunk is a line-aligned byte range of a span, for reading it in pieces.
+type Chunk struct {
+	Start, End int64  // file offsets
+	FirstLine  uint32 // segment line id of the chunk's first line
+}
+
+// SpanChunks cuts span si into chunks of about maxBytes at restart points
+// of the offset index, so each chunk's first line number is known.
+func (s *Segment) SpanChunks(si int, maxBytes int64) ([]Chunk, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if si < 0 || si >= len(s.spans) {
+		return nil, fmt.Errorf("span %d out of range", si)
+	}
+	sp := &s.spans[si]
+	groups := (sp.NumLines + GroupSize - 1) / GroupSize
+	out := []Chunk{{Start: sp.StartOffset, FirstLine: sp.FirstLine}}
+	for g := uint32(1); g < groups; g++ {
+		off, _, err := s.group(sp.FirstGroup + g)
+		if err != nil {
+			return nil, err
+		}
+		if off < out[len(out)-1].Start || off > sp.EndOffset {
+			return nil, s.corrupt("line groups", -1, "restart point %d out of order", sp.FirstGroup+g)
+		}
+		if off-out[len(out)-1].Start >= maxBytes {
+			out[len(out)-1].End = off
+			out = append(out, Chunk{Start: off, FirstLine: sp.FirstLine + g*GroupSize})
+		}
+	}
+	out[len(out)-1].End = sp.EndOffset
+	return out, nil
+}
