@@ -1,0 +1,420 @@
+package mmapstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// testTerms is a TermSource over plain slices.
+type testTerms struct {
+	terms [][]byte
+	ids   [][]uint32
+}
+
+func (t *testTerms) Len() int { return len(t.terms) }
+func (t *testTerms) Term(i int) ([]byte, uint32, uint32, []byte) {
+	ids := t.ids[i]
+	var gaps []byte
+	for k := 1; k < len(ids); k++ {
+		gaps = binary.AppendUvarint(gaps, uint64(ids[k]-ids[k-1]))
+	}
+	return t.terms[i], uint32(len(ids)), ids[0], gaps
+}
+
+// segmentCase is a generated segment and what each section must give back.
+type segmentCase struct {
+	in    *SegmentInput
+	files []SegFile
+	spans []Span
+	locs  []LineLoc // per line id
+	terms *testTerms
+}
+
+// genSegment builds random input: a few files in several spans each (the
+// same file may come back after another), lines of varied lengths (some
+// over 127 and 16383 bytes, to take multi-byte lengths), terms with lists
+// from one line to every line (inline, varint and roaring encodings).
+func genSegment(r *rand.Rand, force string) *segmentCase {
+	c := &segmentCase{in: &SegmentInput{Lines: NewLineTable(), Postings: force}}
+	lt := c.in.Lines
+	nfiles := 1 + r.IntN(4)
+	offs := make([]int64, nfiles)
+	linenos := make([]int64, nfiles)
+	for i := range linenos {
+		linenos[i] = 1 + int64(r.IntN(1000))
+		offs[i] = int64(r.IntN(1 << 20))
+	}
+	for range 1 + r.IntN(6) {
+		fi := r.IntN(nfiles)
+		f := SegFile{ID: uint64(10 + fi), Root: fi % 2, Path: fmt.Sprintf("dir/f%d.log", fi), Size: 1 << 30, MTime: int64(r.Uint32()),
+			Dev: uint64(r.Uint32()), Ino: uint64(r.Uint32()), FPLen: 1024, FP: r.Uint64()}
+		lt.BeginSpan(f, offs[fi], linenos[fi])
+		for range r.IntN(300) {
+			n := int64(1 + r.IntN(200))
+			switch r.IntN(50) {
+			case 0:
+				n = 20000
+			case 1:
+				n = 1
+			}
+			id := lt.AddLine(n)
+			c.locs = append(c.locs, LineLoc{Span: len(lt.spans) - 1, Offset: offs[fi], Length: n})
+			if int(id) != len(c.locs)-1 {
+				panic("line ids not consecutive")
+			}
+			offs[fi] += n
+			linenos[fi]++
+		}
+		lt.EndSpan()
+	}
+	c.files, c.spans = slices.Clone(lt.files), slices.Clone(lt.spans)
+	lines := lt.NumLines()
+	// Spans may have been dropped (no lines): recompute each line's span.
+	for si, sp := range c.spans {
+		for id := sp.FirstLine; id < sp.FirstLine+sp.NumLines; id++ {
+			c.locs[id].Span = si
+		}
+	}
+	c.terms = &testTerms{}
+	seen := map[string]bool{}
+	for range r.IntN(400) {
+		t := make([]byte, 1+r.IntN(12))
+		for k := range t {
+			t[k] = "abcdefghij0123456789._"[r.IntN(22)]
+		}
+		if seen[string(t)] || lines == 0 {
+			continue
+		}
+		seen[string(t)] = true
+		var ids []uint32
+		switch r.IntN(4) {
+		case 0:
+			ids = []uint32{uint32(r.IntN(int(lines)))}
+		case 1:
+			for id := range lines {
+				ids = append(ids, id)
+			}
+		default:
+			p := r.Float64()
+			for id := range lines {
+				if r.Float64() < p {
+					ids = append(ids, id)
+				}
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		c.terms.terms = append(c.terms.terms, t)
+		c.terms.ids = append(c.terms.ids, ids)
+	}
+	idx := make([]int, len(c.terms.terms))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return bytes.Compare(c.terms.terms[a], c.terms.terms[b]) })
+	sorted := &testTerms{}
+	for _, i := range idx {
+		sorted.terms = append(sorted.terms, c.terms.terms[i])
+		sorted.ids = append(sorted.ids, c.terms.ids[i])
+	}
+	c.terms = sorted
+	c.in.Terms = sorted
+	for id := range lines {
+		if r.IntN(40) == 0 {
+			c.in.Unindexed = append(c.in.Unindexed, id)
+		}
+	}
+	return c
+}
+
+// TestSectionRoundTrip writes generated segments and reads every section
+// back: meta, files, spans, line groups and lengths, unindexed lines,
+// postings in each encoding, the dictionary, term blocks and trigram
+// filters.
+func TestSectionRoundTrip(t *testing.T) {
+	for seed := range uint64(60) {
+		force := []string{PostingsAuto, PostingsVarint, PostingsRoaring}[seed%3]
+		c := genSegment(rand.New(rand.NewPCG(seed, 7)), force)
+		data, err := EncodeSegment(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseSegment("gen", data)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if err := s.Verify(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		checkSegment(t, fmt.Sprintf("seed %d (%q)", seed, force), s, c)
+	}
+}
+
+func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
+	t.Helper()
+	// meta
+	if s.NumLines() != uint32(len(c.locs)) || s.NumTerms() != uint64(c.terms.Len()) || s.RawBytes() != c.in.Lines.rawBytes {
+		t.Fatalf("%s: meta: %d lines, %d terms, %d bytes", name, s.NumLines(), s.NumTerms(), s.RawBytes())
+	}
+	// files and spans
+	if !slices.Equal(s.Files(), c.files) {
+		t.Fatalf("%s: files\n got %+v\nwant %+v", name, s.Files(), c.files)
+	}
+	if !slices.Equal(s.Spans(), c.spans) {
+		t.Fatalf("%s: spans\n got %+v\nwant %+v", name, s.Spans(), c.spans)
+	}
+	// line groups and lengths, through every reader of them
+	for id, want := range c.locs {
+		got, err := s.Locate(uint32(id))
+		if err != nil || got != want {
+			t.Fatalf("%s: Locate(%d) = %+v, %v; want %+v", name, id, got, err, want)
+		}
+		if s.SpanOf(uint32(id)) != want.Span {
+			t.Fatalf("%s: SpanOf(%d)", name, id)
+		}
+	}
+	for si, sp := range c.spans {
+		from := uint32(0)
+		if sp.NumLines > 3 {
+			from = sp.NumLines / 3
+		}
+		next := sp.FirstLine + from
+		err := s.WalkLines(si, from, func(id uint32, off, n int64) bool {
+			if id != next || off != c.locs[id].Offset || n != c.locs[id].Length {
+				t.Fatalf("%s: WalkLines(%d) gave line %d at %d+%d", name, si, id, off, n)
+			}
+			next++
+			return true
+		})
+		if err != nil || next != sp.FirstLine+sp.NumLines {
+			t.Fatalf("%s: WalkLines(%d): %v, stopped at %d", name, si, err, next)
+		}
+		chunks, err := s.SpanChunks(si, 4096)
+		if err != nil || chunks[0].Start != sp.StartOffset || chunks[len(chunks)-1].End != sp.EndOffset {
+			t.Fatalf("%s: SpanChunks(%d) = %+v, %v", name, si, chunks, err)
+		}
+		for _, ch := range chunks {
+			if c.locs[ch.FirstLine].Offset != ch.Start {
+				t.Fatalf("%s: chunk starts at %d but line %d is at %d", name, ch.Start, ch.FirstLine, c.locs[ch.FirstLine].Offset)
+			}
+		}
+	}
+	// unindexed
+	var un []uint32
+	if bm := s.Unindexed(); bm != nil {
+		un = bm.ToArray()
+	}
+	if !slices.Equal(un, c.in.Unindexed) {
+		t.Fatalf("%s: unindexed %v, want %v", name, un, c.in.Unindexed)
+	}
+	// dictionary and postings
+	for i, term := range c.terms.terms {
+		ref, ok, err := s.Lookup(term)
+		if err != nil || !ok {
+			t.Fatalf("%s: Lookup(%q): %v %v", name, term, ok, err)
+		}
+		bm, err := s.Postings(ref)
+		if err != nil || !slices.Equal(bm.ToArray(), c.terms.ids[i]) {
+			t.Fatalf("%s: Postings(%q) = %v, %v; want %v", name, term, bm, err, c.terms.ids[i])
+		}
+		if n, err := s.DocFreq(ref); err != nil || n != len(c.terms.ids[i]) {
+			t.Fatalf("%s: DocFreq(%q) = %d, %v", name, term, n, err)
+		}
+		with := bm.Clone()
+		with.RemoveRange(0, uint64(s.NumLines()/2))
+		and, err := s.PostingsAnd(ref, with)
+		if err != nil || !and.Equals(with) {
+			t.Fatalf("%s: PostingsAnd(%q)", name, term)
+		}
+	}
+	if _, ok, _ := s.Lookup([]byte("not-a-term")); ok {
+		t.Fatalf("%s: found a term never written", name)
+	}
+	var all [][]byte
+	s.PrefixTerms(nil, func(term []byte, _ uint64) bool { all = append(all, bytes.Clone(term)); return true })
+	if !slices.EqualFunc(all, c.terms.terms, bytes.Equal) {
+		t.Fatalf("%s: PrefixTerms lists %d terms, want %d", name, len(all), c.terms.Len())
+	}
+	// term blocks: every term in exactly its block, blocks in order
+	var inBlocks [][]byte
+	for b := range s.NumBlocks() {
+		s.BlockTerms(b, func(term []byte, _ uint64) bool { inBlocks = append(inBlocks, bytes.Clone(term)); return true })
+	}
+	if !slices.EqualFunc(inBlocks, c.terms.terms, bytes.Equal) {
+		t.Fatalf("%s: blocks hold %d terms, want %d", name, len(inBlocks), c.terms.Len())
+	}
+	// trigram filters: a term's own substrings always admit its block
+	blockOf := func(term []byte) int {
+		for b := s.NumBlocks() - 1; b >= 0; b-- {
+			if bytes.Compare(s.BlockKey(b), term) <= 0 {
+				return b
+			}
+		}
+		return -1
+	}
+	for _, term := range c.terms.terms {
+		if len(term) < 3 {
+			continue
+		}
+		cands, err := s.BlockCandidates(term[1:], false, true)
+		if err != nil || !slices.Contains(cands, uint32(blockOf(term))) {
+			t.Fatalf("%s: BlockCandidates(suffix %q) = %v, misses block %d", name, term[1:], cands, blockOf(term))
+		}
+	}
+}
+
+// fixChecksums recomputes every section checksum the table of contents
+// names (where the section lies inside the file) and the table's own, so
+// that mutated bytes reach the decoders behind the checksums.
+func fixChecksums(b []byte) {
+	if len(b) < HeaderSize+FooterSize {
+		return
+	}
+	foot := b[len(b)-FooterSize:]
+	tocOff := binary.LittleEndian.Uint64(foot)
+	n := uint64(binary.LittleEndian.Uint32(foot[8:]))
+	toc, ok := slice(b[:len(b)-FooterSize], tocOff, n*TOCEntrySize)
+	if !ok || n > 64 {
+		return
+	}
+	for i := range n {
+		e := toc[i*TOCEntrySize:]
+		sec, ok := slice(b[:tocOff], binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:]))
+		if ok {
+			binary.LittleEndian.PutUint64(e[24:], xxhash.Sum64(sec))
+		}
+	}
+	binary.LittleEndian.PutUint64(foot[16:], xxhash.Sum64(toc))
+}
+
+// FuzzSegmentDecoders mutates a valid segment (bytes set at fuzzed
+// positions, anywhere but the footer) and fixes up its checksums before
+// parsing it, so that every decoder sees damaged bytes that pass the
+// checksums: none may panic, loop or allocate without bound.
+func FuzzSegmentDecoders(f *testing.F) {
+	var bases [4][]byte
+	for i := range bases {
+		var err error
+		if bases[i], err = EncodeSegment(genSegment(rand.New(rand.NewPCG(uint64(i), 2)), PostingsAuto).in); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Add(uint32(100), byte(0xff), uint32(0), byte(0), uint8(1))
+	f.Add(uint32(len(bases[0])/2), byte(0x80), uint32(len(bases[0])/3), byte(7), uint8(2))
+	f.Fuzz(func(t *testing.T, p1 uint32, b1 byte, p2 uint32, b2 byte, seedNo uint8) {
+		data := bytes.Clone(bases[seedNo%4])
+		body := len(data) - FooterSize
+		data[int(p1)%body] = b1
+		data[int(p2)%body] = b2
+		fixChecksums(data)
+		s, err := ParseSegment("fuzz", data)
+		if err != nil {
+			return
+		}
+		exerciseAll(s)
+	})
+}
+
+// exerciseAll calls every reader on a segment with bounded loops: errors
+// are fine, panics are not.
+func exerciseAll(s *Segment) {
+	n := 0
+	s.PrefixTerms(nil, func(term []byte, ref uint64) bool {
+		if bm, err := s.Postings(ref); err == nil {
+			s.PostingsAnd(ref, bm)
+		}
+		s.DocFreq(ref)
+		s.Lookup(term)
+		n++
+		return n < 2000
+	})
+	for i := uint32(0); i < min(s.NumLines(), 2000); i++ {
+		s.Locate(i)
+	}
+	for si := range min(len(s.Spans()), 20) {
+		k := 0
+		s.WalkLines(si, 0, func(uint32, int64, int64) bool { k++; return k < 2000 })
+		s.SpanChunks(si, 1<<10)
+		s.PrefetchLines(si)
+	}
+	for _, needle := range []string{"abc", "0.1", "ghi"} {
+		blocks, err := s.BlockCandidates([]byte(needle), false, false)
+		if err != nil {
+			continue
+		}
+		for i, b := range blocks {
+			if i > 20 {
+				break
+			}
+			k := 0
+			s.BlockTerms(int(b), func([]byte, uint64) bool { k++; return k < 200 })
+		}
+		s.EstimatePrefixTerms([]byte(needle))
+	}
+}
+
+// TestDecodersUnderFixedChecksums runs a deterministic slice of what
+// FuzzSegmentDecoders explores, so the default test run covers it.
+func TestDecodersUnderFixedChecksums(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 400
+	if os.Getenv("LOGDEX_LONG") != "" {
+		n = 20000
+	}
+	var bases [][]byte
+	for i := range 8 {
+		seg, err := EncodeSegment(genSegment(rand.New(rand.NewPCG(uint64(i), 9)), PostingsAuto).in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, seg)
+	}
+	for i := range n {
+		seg := bytes.Clone(bases[i%len(bases)])
+		for range 1 + r.IntN(3) {
+			seg[r.IntN(len(seg)-FooterSize)] = byte(r.Uint32())
+		}
+		fixChecksums(seg)
+		if s, err := ParseSegment("mutated", seg); err == nil {
+			exerciseAll(s)
+		}
+	}
+}
+
+// TestVersions: a segment or manifest of a version outside
+// MinFormatVersion..FormatVersion is a *VersionError matching ErrVersion,
+// not a corruption error.
+func TestVersions(t *testing.T) {
+	seg, err := EncodeSegment(genSegment(rand.New(rand.NewPCG(5, 5)), PostingsAuto).in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := EncodeManifest(&Manifest{Roots: []Root{{Given: "logs", Abs: "/logs"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []uint32{MinFormatVersion - 1, FormatVersion + 1} {
+		s := bytes.Clone(seg)
+		binary.LittleEndian.PutUint32(s[8:], v)
+		binary.LittleEndian.PutUint32(s[len(s)-FooterSize+12:], v)
+		_, err := ParseSegment("seg", s)
+		var ve *VersionError
+		if !errors.Is(err, ErrVersion) || !errors.As(err, &ve) || ve.Found != v || errors.Is(err, ErrCorrupt) {
+			t.Fatalf("segment of version %d: %v", v, err)
+		}
+		m := bytes.Clone(man)
+		binary.LittleEndian.PutUint32(m[8:], v)
+		if _, err := DecodeManifest("m", m); !errors.As(err, &ve) || ve.Found != v {
+			t.Fatalf("manifest of version %d: %v", v, err)
+		}
+	}
+}
