@@ -44,6 +44,9 @@ func FuzzParse(f *testing.F) {
 			if ok1 && (!ok2 || ns1 != ns2) {
 				t.Fatalf("%q: detected %d, layout read %d %v (%s)", line, ns1, ns2, ok2, p.Format())
 			}
+			if l := p.layouts[0]; ok1 && l.jsonKey == nil && (l.field >= maxScanFields || l.off >= maxScanBytes) {
+				t.Fatalf("%q: layout beyond the scan bounds: %+v", line, l)
+			}
 			p.Detect([][]byte{line, line})
 		}
 		p := NewParser(Options{})

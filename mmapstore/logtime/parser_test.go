@@ -198,6 +198,30 @@ func TestLayoutLimit(t *testing.T) {
 	}
 }
 
+// Pathological long lines: detection and parsing stay linear in the line
+// (no time assertion; a quadratic scan would make this test crawl).
+func TestLongLines(t *testing.T) {
+	const n = 1 << 20
+	lines := []string{
+		"2024-01-02 03:04:05." + strings.Repeat("9", n),
+		strings.Repeat("[1 ", n/3),
+		"{" + strings.Repeat(`"ts""ts"`, n/8),
+		strings.Repeat("x", n) + " 2024-01-02T03:04:05Z",
+		strings.Repeat("Jun 14 ", n/7),
+	}
+	for _, l := range lines {
+		p := NewParser(Options{})
+		for i := 0; i < 3; i++ {
+			p.Parse([]byte(l))
+		}
+	}
+	p := NewParser(Options{})
+	p.Parse([]byte("a b c d e f 2024-01-02T03:04:05Z"))
+	for i := 0; i < 100; i++ {
+		p.Parse([]byte(strings.Repeat("y", 1<<16)))
+	}
+}
+
 func TestFill(t *testing.T) {
 	times := []int64{0, 0, 5, 0, 7, 0}
 	ok := []bool{false, false, true, false, true, false}
