@@ -149,7 +149,9 @@ func pageRange(data []byte, off, n int64) ([]byte, bool) {
 	return data[start:end], true
 }
 
-// Close unmaps. Further use returns ErrClosed; closing twice is a no-op.
+// Close unmaps. Prefetch, Advise and Resident then return ErrClosed and
+// Bytes returns nil (segments check for closing before touching bytes);
+// closing twice is a no-op.
 func (m *Mapping) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

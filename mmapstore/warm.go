@@ -339,9 +339,8 @@ func (w *Warmer) verify(ctx context.Context) error {
 // yield lets running queries go first before n bytes are read: it waits
 // while queries run, at most 1 ms per 4 MiB to read, so that warm-up slows
 // down under load but still finishes (an idle moment between queries ends
-// the wait early). Measured on a 900 MB index under a continuous query
-// mix: p99 during warm-up 1.3× the warm p99, warm-up 2.3× eager's time
-// with 1 ms per MiB.
+// the wait early). What this costs queries and the warm-up is measured by
+// logdex-bench's warmup section (README, Performance).
 func (w *Warmer) yield(ctx context.Context, n int64) {
 	if w.opt.Busy == nil || w.opt.Mode != WarmStaged {
 		return

@@ -12,7 +12,8 @@ import (
 // status and bytes for the access log and metrics, and it keeps sendfile.
 // net/http sends a file with sendfile only when its own ReadFrom is reached
 // with an *os.File (or an io.LimitedReader around one); a wrapper without
-// ReadFrom turns every download into a read/write copy loop (MECHANICS.md).
+// ReadFrom turns every download into a read/write copy loop
+// (docs/mechanics.md).
 // So ReadFrom forwards to the inner writer, in chunks of SendfileChunk
 // bytes, pushing the write deadline forward before each chunk: the
 // server's WriteTimeout then bounds a stalled client, not a long download.

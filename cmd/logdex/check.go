@@ -74,7 +74,7 @@ func (e *env) check(args []string) int {
 	fmt.Fprintf(e.stdout, "index %s: generation %d, %d roots, %d files (%d skipped), %d segments, %d lines, %s of logs, index %s; checked in %s\n",
 		d, m.Generation, len(m.Roots), len(m.Files), len(m.Skipped), len(m.Segments), lines, mb(raw), mb(size), time.Since(t0).Round(time.Millisecond))
 	if dead > 0 {
-		fmt.Fprintf(e.stdout, "%d retired file spans await a merge\n", dead)
+		fmt.Fprintf(e.stdout, "%d retired file spans (kept until every file of their segment is gone)\n", dead)
 	}
 	if bad > 0 {
 		fmt.Fprintf(e.stdout, "%d damaged segments: run `logdex index --verify` on the same paths to rebuild them\n", bad)
