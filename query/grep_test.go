@@ -92,11 +92,7 @@ func TestPropertyLiteralVsGrep(t *testing.T) {
 	s := testIndex(t, 1<<20, roots...)
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 11)), lines: lines}
-	n := 1000
-	if testing.Short() {
-		n = 150
-	}
-	n /= raceScale
+	n := cases(1000, 100)
 	for i := 0; i < n; i++ {
 		p := g.cut()
 		if bytes.IndexByte(p, 0) >= 0 {
@@ -165,11 +161,7 @@ func TestPropertyRegexVsGrep(t *testing.T) {
 	s := testIndex(t, 1<<20, roots...)
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 13)), lines: lines}
-	n := 400
-	if testing.Short() {
-		n = 80
-	}
-	n /= raceScale
+	n := cases(400, 60)
 	for i := 0; i < n; i++ {
 		expr := g.regexFrom()
 		fold := g.r.IntN(4) == 0

@@ -14,6 +14,18 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// cases is how many random cases a property test runs: long with
+// LOGDEX_LONG=1 (the thorough run, minutes), short by default (every
+// property still checked, in seconds), a quarter of either under the race
+// detector.
+func cases(long, short int) int {
+	n := short
+	if os.Getenv("LOGDEX_LONG") != "" {
+		n = long
+	}
+	return max(n/raceScale, 1)
+}
+
 // testIndex indexes roots into a temp dir and returns a searcher on it.
 func testIndex(t testing.TB, segBytes int64, roots ...string) *Searcher {
 	t.Helper()

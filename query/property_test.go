@@ -219,11 +219,7 @@ func TestPropertyQueryLanguage(t *testing.T) {
 	s := testIndex(t, 256<<10, roots...)
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 7)), lines: lines}
-	n := 300
-	if testing.Short() {
-		n = 60
-	}
-	n /= raceScale
+	n := cases(300, 40)
 	for i := 0; i < n; i++ {
 		node := g.tree(2)
 		q, err := CompileNode(node, lang.ModeQuery)

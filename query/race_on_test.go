@@ -3,5 +3,5 @@
 package query
 
 // The race detector slows searches about tenfold; property tests then run
-// a quarter of their cases (the plain run does them all).
+// a quarter of their cases.
 const raceScale = 4
