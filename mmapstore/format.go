@@ -35,8 +35,8 @@ const (
 	TOCEntrySize = 32
 )
 
-// Section kinds. Readers skip kinds they do not know, so new sections (a time
-// index, merge metadata) can be added without a version bump.
+// Section kinds. Readers skip kinds they do not know; adding one still bumps
+// FormatVersion.
 const (
 	SectionMeta       uint32 = 1  // segment counters (tagged uvarints)
 	SectionFiles      uint32 = 2  // file table
