@@ -155,9 +155,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	// existing index first.
 	if sf.warmup == mmapstore.WarmEager {
 		if _, err := os.Stat(dir); err == nil {
-			if _, err := srv.Reload(); err != nil && !errors.Is(err, mmapstore.ErrNoIndex) {
-				log.Warn().Err(err).Msg("existing index unreadable; rebuilding")
-			}
+			openExisting(srv, log)
 		}
 	}
 	ln, err := net.Listen("tcp", sf.addr)
@@ -181,9 +179,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 
 	// Serve the existing index while it is brought up to date.
 	if _, err := os.Stat(dir); err == nil {
-		if _, err := srv.Reload(); err != nil && !errors.Is(err, mmapstore.ErrNoIndex) {
-			log.Warn().Err(err).Msg("existing index unreadable; rebuilding")
-		}
+		openExisting(srv, log)
 	}
 	if err := srv.ReindexNow(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -252,4 +248,14 @@ func debugOptions(o *server.Options) {
 	o.DebugCopyBuffer = int(num("LOGDEX_DEBUG_COPY_BUFFER"))
 	o.SendfileChunk = num("LOGDEX_SENDFILE_CHUNK")
 	o.SocketSendBuffer = int(num("LOGDEX_SNDBUF"))
+}
+
+// openExisting serves the index already in the directory, if it can, while
+// it is brought up to date. One of another format version is rebuilt by
+// the first re-index, which says so itself.
+func openExisting(srv *server.Server, log zerolog.Logger) {
+	_, err := srv.Reload()
+	if err != nil && !errors.Is(err, mmapstore.ErrNoIndex) && !errors.Is(err, mmapstore.ErrVersion) {
+		log.Warn().Err(err).Msg("existing index unreadable; rebuilding")
+	}
 }
