@@ -254,7 +254,7 @@ func (g *gzipStream) checkpoint(cp flate.InflateCheckpoint) {
 func (g *gzipStream) deflateWindow(w []byte) []byte {
 	g.wbuf.Reset()
 	if g.wflate == nil {
-		g.wflate, _ = flate.NewWriter(&g.wbuf, flate.BestSpeed) // the level is valid
+		g.wflate, _ = flate.NewWriter(&g.wbuf, 6) // valid level; 9 saves ~12% more for 3x the time
 	} else {
 		g.wflate.Reset(&g.wbuf)
 	}

@@ -6,10 +6,10 @@ import (
 )
 
 // DefaultInterval is the checkpoint spacing used when none is given: one
-// checkpoint per MiB of decompressed output. A line at the end of an
-// interval then costs decoding up to 1 MiB (a few ms for gzip and xz), and
-// for gzip the stored windows add about 0.5% to the decompressed size
-// (see the package doc for the measurements).
+// checkpoint per MiB of decompressed output. A line then costs decoding at
+// most ~1 MiB plus one deflate block for gzip (a few ms), and the stored
+// gzip windows add ~0.6% to the decompressed size (measurements in the
+// package doc).
 const DefaultInterval = 1 << 20
 
 // Indexer decompresses a file once, from start to end, and records

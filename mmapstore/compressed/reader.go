@@ -17,6 +17,7 @@ import (
 type Reader struct {
 	f    io.ReaderAt
 	size int64
+	kind Kind
 	t    *Table
 
 	s        stream
@@ -28,12 +29,14 @@ type Reader struct {
 
 // NewReader returns a Reader over f, the compressed file of size bytes that
 // was indexed into t. If the file is not what was indexed, reads return
-// errors (or other bytes), never panic.
+// errors (or other bytes), never panic. A file that grew since is read
+// as indexed (an appended gzip member is not in the table); a shorter one,
+// or a kind other than the table's, is an error.
 func NewReader(f io.ReaderAt, size int64, kind Kind, t *Table) *Reader {
 	if t == nil {
 		t = &Table{Kind: kind}
 	}
-	return &Reader{f: f, size: size, t: t}
+	return &Reader{f: f, size: size, kind: kind, t: t}
 }
 
 // Size is the decompressed size recorded in the table.
@@ -45,8 +48,18 @@ func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errors.New("compressed: negative offset")
 	}
+	if r.t.Kind != r.kind {
+		return 0, fmt.Errorf("compressed: a %v table cannot read a %v file", r.t.Kind, r.kind)
+	}
+	if r.size < r.t.CompressedSize {
+		return 0, &CorruptError{Kind: r.kind, Offset: r.size,
+			Err: fmt.Errorf("file is %d bytes, shorter than the %d indexed", r.size, r.t.CompressedSize)}
+	}
 	if off >= r.t.Size {
 		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
 	}
 	want := p
 	if int64(len(p)) > r.t.Size-off {
