@@ -185,14 +185,13 @@ func (g *gzipStream) header() error {
 // skipString skips a zero-terminated header field, however long.
 func (g *gzipStream) skipString() error {
 	for {
-		b, err := g.in.br.ReadSlice(0)
+		_, err := g.in.br.ReadSlice(0)
 		if err == nil {
 			return nil
 		}
 		if err != bufio.ErrBufferFull {
 			return inputErr(Gzip, g.in.size, err)
 		}
-		_ = b
 	}
 }
 
