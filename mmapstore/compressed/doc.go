@@ -93,9 +93,10 @@
 // 6 KiB each after flate level 6); at 1 MiB the table is ~4% of the .gz
 // file, against ~15% for every block. Other kinds' tables are tiny (no
 // windows), and their read cost is set by where the format allows restarts:
-// a single-frame zstd file is decoded from its start (~700 MB/s: a random
-// line of a 1 GiB file costs ~0.7 s on average, ~1.5 s at the end), bzip2
-// from the block before (~100 ms for 900 kB blocks), xz from the block
-// before (ulikunitz/xz decodes ~30 MB/s: xz -T0's 24 MiB blocks cost up to
-// ~0.8 s; a default single-block xz file of 1 GiB, up to ~35 s).
+// a single-frame zstd file is decoded from its start (~600 MB/s: a random
+// line of a 1 GiB file costs ~0.9 s on average and ~1.8 s at the end on an
+// idle machine; 2-9 s were measured on a loaded one), bzip2 from the block
+// before (~100 ms for 900 kB blocks), xz from the block before
+// (ulikunitz/xz decodes 20-35 MB/s: xz -T0's 24 MiB blocks cost up to
+// ~1 s; a default single-block xz file of 1 GiB, up to ~30-50 s).
 package compressed
