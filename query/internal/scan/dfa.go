@@ -9,7 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// The lazy DFA (RE2-style). A state is the set of instruction PCs that are
+// The lazy DFA (RE2-style). This file is one algorithm (state sets, the
+// transition cache and the byte loop that walks it are tuned together),
+// hence its length.
+//
+// A state is the set of instruction PCs that are
 // alive between two characters of a line, plus what the empty-width
 // assertions there need to know about the past: whether this is the line
 // start and whether the previous character is a word character. Assertions
