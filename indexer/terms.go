@@ -15,6 +15,8 @@ import (
 // new token, and none for the hot ones.
 type termTable struct {
 	seed  maphash.Seed
+	// hash32 is the table's hash (tests force collisions through it).
+	hash32 func(seed maphash.Seed, term []byte) uint32
 	slots []slot
 	mask  uint64
 	arena []byte
@@ -39,10 +41,12 @@ type termEnt struct {
 }
 
 func newTermTable() *termTable {
-	t := &termTable{seed: maphash.MakeSeed()}
+	t := &termTable{seed: maphash.MakeSeed(), hash32: hash32}
 	t.resize(1 << 16)
 	return t
 }
+
+func hash32(seed maphash.Seed, term []byte) uint32 { return uint32(maphash.Bytes(seed, term) >> 32) }
 
 func prefix8(b []byte) uint64 {
 	if len(b) >= 8 {
@@ -58,7 +62,7 @@ func (t *termTable) resize(n int) {
 	t.mask = uint64(n - 1)
 	for i := 0; i < t.n; i++ {
 		term := t.term(i)
-		h32 := uint32(maphash.Bytes(t.seed, term) >> 32)
+		h32 := t.hash32(t.seed, term)
 		for j := uint64(h32) & t.mask; ; j = (j + 1) & t.mask {
 			if t.slots[j].hidx == 0 {
 				t.slots[j] = slot{uint64(h32)<<32 | uint64(i+1), prefix8(term)}
@@ -75,7 +79,7 @@ func (t *termTable) term(i int) []byte {
 
 // add records that line id holds term; true if that is a new posting.
 func (t *termTable) add(term []byte, id uint32) bool {
-	h32 := uint32(maphash.Bytes(t.seed, term) >> 32)
+	h32 := t.hash32(t.seed, term)
 	pfx := prefix8(term)
 	for i := uint64(h32) & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
@@ -98,7 +102,10 @@ func (t *termTable) add(term []byte, id uint32) bool {
 			continue
 		}
 		e := t.ent(int(uint32(s.hidx) - 1))
-		if len(term) > 8 && (int(e.len) != len(term) || !bytes.Equal(t.arena[e.off+8:e.off+e.len], term[8:])) {
+		// Same hash and first 8 bytes: the same term only if the lengths
+		// and the rest agree (an 8-byte term and a longer one sharing its
+		// first 8 bytes are different terms).
+		if int(e.len) != len(term) || len(term) > 8 && !bytes.Equal(t.arena[e.off+8:e.off+e.len], term[8:]) {
 			continue
 		}
 		if e.last == id {
