@@ -17,9 +17,18 @@ import (
 // a damaged one is dropped and its files are indexed again from scratch.
 func (u *update) dropDamagedSegments() {
 	u.reset = map[uint64]bool{}
+	// Segments a reader found damaged after opening them (a chunk whose
+	// checksum did not match).
+	quarantined := map[string]bool{}
+	for _, name := range mmapstore.ReadQuarantine(u.opt.Dir) {
+		quarantined[name] = true
+	}
 	for _, ref := range u.old.Segments {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
-		if err == nil && u.opt.Verify {
+		if err == nil && quarantined[ref.Name] {
+			s.Close()
+			err = fmt.Errorf("%s: found damaged while in use", ref.Name)
+		} else if err == nil && u.opt.Verify {
 			if err = s.Verify(); err != nil {
 				s.Close()
 			}

@@ -49,6 +49,7 @@ func (u *update) publish() error {
 			return err
 		}
 		u.collect()
+		os.Remove(filepath.Join(u.opt.Dir, mmapstore.QuarantineName)) // what it listed is rebuilt
 	} else {
 		u.next = *u.old
 	}

@@ -14,14 +14,14 @@ import (
 // an entry holds everything an update needs: about two cache misses per
 // new token, and none for the hot ones.
 type termTable struct {
-	seed  maphash.Seed
+	seed maphash.Seed
 	// hash32 is the table's hash (tests force collisions through it).
 	hash32 func(seed maphash.Seed, term []byte) uint32
-	slots []slot
-	mask  uint64
-	arena []byte
-	ents  [][]termEnt // chunks of entChunk: growing never copies entries
-	n     int
+	slots  []slot
+	mask   uint64
+	arena  []byte
+	ents   [][]termEnt // chunks of entChunk: growing never copies entries
+	n      int
 }
 
 const entChunk = 1 << 14

@@ -9,62 +9,119 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
-	"sort"
+	"sync/atomic"
 
 	"github.com/blevesearch/vellum"
 )
 
-func (s *Segment) decodeBlocks() error {
-	b, err := s.section(SectionTermBlocks)
-	if err != nil {
-		return err
+// checkDictionary checks that the dictionary sections fit the block count
+// from the meta section: arithmetic only, nothing is read at open.
+func (s *Segment) checkDictionary() error {
+	n := s.nblocks
+	if s.terms > 0 && n == 0 || uint64(n) > s.terms {
+		return s.corrupt("meta", -1, "%d blocks for %d terms", n, s.terms)
 	}
-	d := Decbuf{B: b}
-	n := d.Int(len(b) / 4)
-	offs := d.Bytes((n + 1) * 4)
-	if d.Err != nil {
-		return s.corrupt("term blocks", -1, "%v", d.Err)
-	}
-	s.nblocks, s.blockOffs, s.blockKeys = n, offs, d.B
-	for i := 0; i <= n; i++ {
-		o := binary.LittleEndian.Uint32(offs[i*4:])
-		if o > uint32(len(s.blockKeys)) || i > 0 && o < binary.LittleEndian.Uint32(offs[i*4-4:]) {
-			return s.corrupt("term blocks", -1, "block %d key offset out of bounds", i)
-		}
-	}
-	t, err := s.section(SectionTrigrams)
-	if err != nil {
-		return err
+	if n > 0 && uint64(len(s.blocks.data)) < uint64(n+1)*4 {
+		return s.corrupt("term blocks", int64(s.blocks.off), "%d bytes for %d blocks", len(s.blocks.data), n)
 	}
 	s.sliceWords = (n + 63) / 64
-	if len(t) != BloomBits*s.sliceWords*8 {
-		return s.corrupt("trigram filters", -1, "size %d does not fit %d blocks", len(t), n)
+	if len(s.trigrams.data) != BloomBits*s.sliceWords*8 {
+		return s.corrupt("trigram filters", int64(s.trigrams.off), "size %d does not fit %d blocks", len(s.trigrams.data), n)
 	}
-	s.trigrams = t
+	s.ngroups = (n + DictGroupBlocks - 1) / DictGroupBlocks
+	if len(s.dictGroups.data) != s.ngroups*16 {
+		return s.corrupt("dictionary groups", int64(s.dictGroups.off), "size %d does not fit %d groups", len(s.dictGroups.data), s.ngroups)
+	}
+	s.fsts = make([]atomic.Pointer[vellum.FST], s.ngroups)
 	return nil
 }
 
-// BlockKey returns the first term of block b, aliasing the mapping.
+// NumBlocks is the number of dictionary blocks.
+func (s *Segment) NumBlocks() int { return s.nblocks }
+
+// blockKey returns the first term of block b, aliasing the mapping: the
+// block offsets are (nblocks+1) u32 offsets into the key bytes after them.
+func (s *Segment) blockKey(b int) ([]byte, error) {
+	if b < 0 || b >= s.nblocks {
+		return nil, fmt.Errorf("block %d out of range", b)
+	}
+	offs, err := s.read(&s.blocks, uint64(b)*4, 8)
+	if err != nil {
+		return nil, err
+	}
+	o, e := binary.LittleEndian.Uint32(offs), binary.LittleEndian.Uint32(offs[4:])
+	if e < o {
+		return nil, s.damaged(s.corrupt("term blocks", int64(s.blocks.off)+int64(b)*4, "block %d key offsets out of order", b))
+	}
+	return s.read(&s.blocks, uint64(s.nblocks+1)*4+uint64(o), uint64(e-o))
+}
+
+// BlockKey returns the first term of block b (nil if it cannot be read).
 func (s *Segment) BlockKey(b int) []byte {
-	o := binary.LittleEndian.Uint32(s.blockOffs[b*4:])
-	e := binary.LittleEndian.Uint32(s.blockOffs[b*4+4:])
-	return s.blockKeys[o:e]
+	k, _ := s.blockKey(b)
+	return k
+}
+
+// findBlock returns the last block whose first term is at most term, or -1
+// when term sorts before every block.
+func (s *Segment) findBlock(term []byte) (int, error) {
+	lo, hi := 0, s.nblocks // blocks in [lo, hi) are undecided; those before lo are <= term
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		k, err := s.blockKey(mid)
+		if err != nil {
+			return 0, err
+		}
+		if bytes.Compare(k, term) <= 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo - 1, nil
+}
+
+// groupFST returns dictionary group g's FST, verifying its bytes on first
+// use.
+func (s *Segment) groupFST(g int) (*vellum.FST, error) {
+	if f := s.fsts[g].Load(); f != nil {
+		return f, nil
+	}
+	ent, err := s.read(&s.dictGroups, uint64(g)*16, 16)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.read(&s.fst, binary.LittleEndian.Uint64(ent), binary.LittleEndian.Uint64(ent[8:]))
+	if err != nil {
+		return nil, err
+	}
+	// vellum.Load keeps the slice: the dictionary is read in place.
+	f, err := vellum.Load(b)
+	if err != nil {
+		return nil, s.damaged(s.corrupt("term dictionary", int64(s.fst.off+binary.LittleEndian.Uint64(ent)), "group %d: %v", g, err))
+	}
+	s.fsts[g].Store(f)
+	return f, nil
 }
 
 // EstimatePrefixTerms estimates, from the block keys alone, how many
 // dictionary terms start with prefix: the blocks whose key range meets the
 // prefix's, times the average block. It lets a query skip expanding a
-// prefix that would cost more than it saves without walking it first.
+// prefix that would cost more than it saves without walking it first. (A
+// block key that cannot be read makes it answer "all of them".)
 func (s *Segment) EstimatePrefixTerms(prefix []byte) int {
 	if s.nblocks == 0 {
 		return 0
 	}
-	first := sort.Search(s.nblocks, func(b int) bool { return bytes.Compare(s.BlockKey(b), prefix) >= 0 })
-	last := s.nblocks
-	if end := successor(prefix); end != nil {
-		last = sort.Search(s.nblocks, func(b int) bool { return bytes.Compare(s.BlockKey(b), end) >= 0 })
+	first, err := s.findBlock(prefix)
+	last := s.nblocks - 1
+	if end := successor(prefix); end != nil && err == nil {
+		last, err = s.findBlock(end)
 	}
-	blocks := last - first + 1 // the block before first may hold some too
+	if err != nil {
+		return int(s.terms)
+	}
+	blocks := last - max(first, 0) + 1
 	return int(uint64(blocks) * s.terms / uint64(s.nblocks))
 }
 
@@ -105,7 +162,10 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 				continue
 			}
 			seen[h] = true
-			slice := s.trigrams[int(h)*s.sliceWords*8:]
+			slice, err := s.read(&s.trigrams, uint64(h)*uint64(s.sliceWords)*8, uint64(s.sliceWords)*8)
+			if err != nil {
+				return nil, err
+			}
 			for w := range acc {
 				acc[w] &= binary.LittleEndian.Uint64(slice[w*8:])
 			}
@@ -125,51 +185,84 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 // BlockTerms calls fn for every term of block b with its postings
 // reference, until fn returns false.
 func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err error) {
-	if err := s.iterable(); err != nil {
+	if err := s.check(); err != nil {
 		return err
 	}
-	if b < 0 || b >= s.nblocks {
-		return fmt.Errorf("block %d out of range", b)
+	lo, err := s.blockKey(b)
+	if err != nil {
+		return err
 	}
-	var end []byte
+	var hi []byte
 	if b+1 < s.nblocks {
-		end = s.BlockKey(b + 1)
+		if hi, err = s.blockKey(b + 1); err != nil {
+			return err
+		}
 	}
-	return s.rangeTerms(s.BlockKey(b), end, fn)
+	return s.rangeTerms(lo, hi, fn)
 }
 
-// rangeTerms calls fn for the terms in [lo, hi) (hi nil: to the end), in
-// order, until fn returns false; bad bytes give a corruption error.
+// rangeTerms calls fn for the terms in [lo, hi) (nil: unbounded), in
+// order, until fn returns false; bad bytes give a corruption error. It
+// walks the FSTs of the groups the range meets.
 func (s *Segment) rangeTerms(lo, hi []byte, fn func(term []byte, ref uint64) bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("term dictionary", &err)
-	it, err := s.fst.Search(depthLimit{}, lo, hi)
-	for err == nil {
-		k, v := it.Current()
-		if !fn(k, v) {
-			return nil
+	g := 0
+	if len(lo) > 0 {
+		b, err := s.findBlock(lo)
+		if err != nil {
+			return err
 		}
-		err = it.Next()
+		g = max(b, 0) / DictGroupBlocks
 	}
-	if err == vellum.ErrIteratorDone {
-		return nil
+	for ; g < s.ngroups; g++ {
+		if hi != nil {
+			first, err := s.blockKey(g * DictGroupBlocks)
+			if err != nil {
+				return err
+			}
+			if bytes.Compare(first, hi) >= 0 {
+				return nil
+			}
+		}
+		f, err := s.groupFST(g)
+		if err != nil {
+			return err
+		}
+		it, err := f.Search(depthLimit{}, lo, hi)
+		for err == nil {
+			k, v := it.Current()
+			if !fn(k, v) {
+				return nil
+			}
+			err = it.Next()
+		}
+		if err != vellum.ErrIteratorDone {
+			return s.damaged(s.corrupt("term dictionary", -1, "group %d: %v", g, err))
+		}
 	}
-	return s.corrupt("term dictionary", -1, "%v", err)
+	return nil
 }
 
-// NumBlocks is the number of dictionary blocks.
-func (s *Segment) NumBlocks() int { return s.nblocks }
-
-// Lookup finds term's postings reference.
+// Lookup finds term's postings reference: the block keys say which group
+// may hold it, and that group's FST whether it does.
 func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err := s.check(); err != nil {
 		return 0, false, err
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("term dictionary", &err)
-	ref, ok, err = s.fst.Get(term)
+	b, err := s.findBlock(term)
+	if err != nil || b < 0 {
+		return 0, false, err
+	}
+	f, err := s.groupFST(b / DictGroupBlocks)
 	if err != nil {
-		return 0, false, s.corrupt("term dictionary", -1, "%v", err)
+		return 0, false, err
+	}
+	ref, ok, err = f.Get(term)
+	if err != nil {
+		return 0, false, s.damaged(s.corrupt("term dictionary", -1, "%v", err))
 	}
 	return ref, ok, nil
 }
@@ -194,12 +287,10 @@ func (depthLimit) WillAlwaysMatch(int) bool { return false }
 
 func (depthLimit) Accept(d int, _ byte) int { return d + 1 }
 
-func (s *Segment) iterable() error { return s.check() }
-
 // PrefixTerms calls fn for every term starting with prefix, in order, until
 // fn returns false. The term slice is only valid during the call.
 func (s *Segment) PrefixTerms(prefix []byte, fn func(term []byte, ref uint64) bool) (err error) {
-	if err := s.iterable(); err != nil {
+	if err := s.check(); err != nil {
 		return err
 	}
 	return s.rangeTerms(prefix, successor(prefix), fn)

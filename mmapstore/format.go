@@ -10,7 +10,7 @@ import (
 //
 //	header  16 B: magic "LOGDEXSG" | version u32 | flags u32
 //	sections, each starting at an 8-byte aligned offset
-//	TOC     32 B per section: kind u32 | reserved u32 | offset u64 | length u64 | xxhash64 u64
+//	TOC     32 B per section: kind u32 | flags u32 | offset u64 | length u64 | xxhash64 u64
 //	footer  32 B: TOC offset u64 | TOC count u32 | version u32 | xxhash64(TOC) u64 | magic
 //
 // All integers are little-endian.
@@ -48,7 +48,27 @@ const (
 	SectionTermBlocks uint32 = 8  // first term of every dictionary block
 	SectionUnindexed  uint32 = 9  // lines whose tokens were not (all) indexed
 	SectionTrigrams   uint32 = 10 // bit-sliced bloom filters of each block's trigrams
+	SectionChunkSums  uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
+	SectionSumPages   uint32 = 12 // xxhash64 of every SumPageChunks chunk sums
+	SectionDictGroups uint32 = 13 // per dictionary group: its FST's offset and length in SectionFST
 )
+
+// TOCFlagChunked marks a section checksummed per ChunkSize bytes in
+// SectionChunkSums (verified as it is read); other sections are checked
+// whole when the segment is opened.
+const TOCFlagChunked = 1
+
+// Chunked sections are checksummed per ChunkSize bytes (a page: a cold
+// read verifies what it faults in anyway), and the chunk sums per
+// SumPageChunks sums (a page of them).
+const (
+	ChunkSize     = 4096
+	SumPageChunks = 512
+)
+
+// DictGroupBlocks is how many dictionary blocks share one FST: a lookup
+// loads (and verifies) one group's FST, tens of KiB, not the dictionary.
+const DictGroupBlocks = 64
 
 // SectionName names a section kind for messages.
 func SectionName(kind uint32) string {
@@ -73,6 +93,12 @@ func SectionName(kind uint32) string {
 		return "trigram filters"
 	case SectionUnindexed:
 		return "unindexed lines"
+	case SectionChunkSums:
+		return "chunk sums"
+	case SectionSumPages:
+		return "sum pages"
+	case SectionDictGroups:
+		return "dictionary groups"
 	}
 	return fmt.Sprintf("section %d", kind)
 }
@@ -93,6 +119,7 @@ const (
 	MetaPostings   = 5 // total postings (line, term) pairs
 	MetaUnindexed  = 6
 	MetaMaxLineLen = 7
+	MetaBlocks     = 8 // dictionary blocks
 )
 
 // The dictionary is cut into blocks of consecutive terms (about
@@ -171,6 +198,7 @@ func (e *CorruptionError) Is(target error) bool { return target == ErrCorrupt }
 // TOCEntry locates one section.
 type TOCEntry struct {
 	Kind   uint32
+	Flags  uint32 // TOCFlagChunked
 	Offset uint64
 	Length uint64
 	Sum    uint64
@@ -186,6 +214,7 @@ type Decbuf struct {
 
 var errShort = errors.New("unexpected end of data")
 var errVarint = errors.New("invalid varint")
+var errTrailing = errors.New("bytes left after the last entry")
 
 func (d *Decbuf) Uvarint() uint64 {
 	if d.Err != nil {

@@ -3,9 +3,11 @@ package mmapstore
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -19,9 +21,11 @@ type Index struct {
 	dir      string
 	manifest *Manifest
 	segments []*Segment
-	// damaged lists segments that could not be opened; their lines are
-	// missing from answers until `logdex index` rebuilds them.
-	damaged []error
+	// damaged lists segments that could not be opened; queries answer
+	// their files (damagedFiles) by reading them whole until the indexer
+	// rebuilds them.
+	damaged      []error
+	damagedFiles map[uint64]bool
 
 	files map[uint64]int    // file id -> index into Manifest.Files
 	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
@@ -55,7 +59,7 @@ func open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{dir: dir, manifest: m, files: make(map[uint64]int, len(m.Files))}
+	ix := &Index{dir: dir, manifest: m, files: make(map[uint64]int, len(m.Files)), damagedFiles: map[uint64]bool{}}
 	ix.drained = sync.NewCond(&ix.mu)
 	for i, f := range m.Files {
 		ix.files[f.ID] = i
@@ -68,8 +72,12 @@ func open(dir string) (*Index, error) {
 		}
 		if err != nil {
 			ix.damaged = append(ix.damaged, err)
+			for _, id := range ref.FileIDs {
+				ix.damagedFiles[id] = true
+			}
 			continue
 		}
+		s.onDamage = ix.quarantine
 		ix.segments = append(ix.segments, s)
 	}
 	ix.live = make([]*roaring.Bitmap, len(ix.segments))
@@ -132,9 +140,46 @@ func (ix *Index) Skipped() []Skipped { return slices.Clone(ix.manifest.Skipped) 
 // shared and valid while the index is).
 func (ix *Index) Segments() []*Segment { return slices.Clone(ix.segments) }
 
-// Damaged lists why segments named by the manifest could not be opened;
-// their lines are missing from answers until the index is rebuilt.
-func (ix *Index) Damaged() []error { return slices.Clone(ix.damaged) }
+// Damaged lists the damage found in the index: segments named by the
+// manifest that could not be opened, and segments found damaged since
+// (checksum mismatches on read). Queries answer what they held from the
+// log files until the indexer rebuilds them.
+func (ix *Index) Damaged() []error {
+	out := slices.Clone(ix.damaged)
+	for _, s := range ix.segments {
+		if err := s.Damage(); err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// DamagedFiles reports the files with lines in a segment that could not be
+// opened: queries read them whole (a copy).
+func (ix *Index) DamagedFiles() map[uint64]bool { return maps.Clone(ix.damagedFiles) }
+
+// QuarantineName is the file in an index directory that lists segments
+// found damaged after they were opened, for the next indexing run to
+// rebuild.
+const QuarantineName = "QUARANTINE"
+
+// quarantine records a segment found damaged while in use. Best effort: a
+// reader may lack write access to the index, and then the damage is still
+// reported (Damaged) and found again by the next reader.
+func (ix *Index) quarantine(s *Segment) {
+	f, err := os.OpenFile(filepath.Join(ix.dir, QuarantineName), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(f, filepath.Base(s.Name()))
+	f.Close()
+}
+
+// ReadQuarantine lists the segments recorded as damaged in dir.
+func ReadQuarantine(dir string) []string {
+	b, _ := os.ReadFile(filepath.Join(dir, QuarantineName))
+	return strings.Fields(string(b))
+}
 
 // Acquire registers a reader; it fails once Close has begun.
 func (ix *Index) Acquire() error {

@@ -38,13 +38,8 @@ func (s *Segment) PrefetchLines(si int) error {
 	if err != nil {
 		return err
 	}
-	hi := uint64(len(s.lens))
-	if si+1 < len(s.spans) {
-		if _, h, err := s.group(s.spans[si+1].FirstGroup); err == nil {
-			hi = h
-		}
-	}
-	base := int64(s.entry(SectionLineLens).Offset)
+	hi := s.spanLensEnd(si)
+	base := int64(s.lens.off)
 	off, n := base+int64(lo), int64(hi-lo)
 	res, err := s.m.Resident(off, n)
 	if err != nil || res*2 >= n {
@@ -72,7 +67,11 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 	if err != nil {
 		return LineLoc{}, err
 	}
-	b := s.lens[pos:]
+	// The group's lengths: at most GroupSize uvarints of up to 10 bytes.
+	b, err := s.readTail(&s.lens, pos, uint64(rel%GroupSize+1)*binary.MaxVarintLen64)
+	if err != nil {
+		return LineLoc{}, err
+	}
 	var n int64
 	for k := rel % GroupSize; ; k-- {
 		// Inlined uvarint (the hot loop of locating lines): lengths below
@@ -86,7 +85,7 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 		default:
 			var w int
 			if v, w = binary.Uvarint(b); w <= 0 {
-				return LineLoc{}, s.corrupt("line lengths", int64(pos), "bad length of line %d", line)
+				return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "bad length of line %d", line))
 			}
 			b = b[w:]
 		}
@@ -97,7 +96,7 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 		off += int64(v)
 	}
 	if n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
-		return LineLoc{}, s.corrupt("line lengths", int64(pos), "line %d does not fit its span", line)
+		return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", line))
 	}
 	return LineLoc{Span: si, Offset: off, Length: n}, nil
 }
@@ -105,16 +104,27 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 // group reads restart point g: the file offset of its first line and the
 // position of that line's length in the line lengths section.
 func (s *Segment) group(g uint32) (int64, uint64, error) {
-	e, ok := slice(s.groups, uint64(g)*LineGroupSize, LineGroupSize)
-	if !ok {
-		return 0, 0, s.corrupt("line groups", -1, "group %d out of bounds", g)
+	e, err := s.read(&s.groups, uint64(g)*LineGroupSize, LineGroupSize)
+	if err != nil {
+		return 0, 0, err
 	}
 	off := int64(binary.LittleEndian.Uint64(e))
 	pos := uint64(binary.LittleEndian.Uint32(e[8:]))
-	if pos >= uint64(len(s.lens)) || off < 0 {
-		return 0, 0, s.corrupt("line groups", int64(g)*LineGroupSize, "group %d points out of bounds", g)
+	if pos >= uint64(len(s.lens.data)) || off < 0 {
+		return 0, 0, s.damaged(s.corrupt("line groups", int64(s.groups.off)+int64(g)*LineGroupSize, "group %d points out of bounds", g))
 	}
 	return off, pos, nil
+}
+
+// spanLensEnd is where span si's line lengths end in their section: where
+// the next span's begin, or the section's end.
+func (s *Segment) spanLensEnd(si int) uint64 {
+	if si+1 < len(s.spans) {
+		if _, h, err := s.group(s.spans[si+1].FirstGroup); err == nil {
+			return h
+		}
+	}
+	return uint64(len(s.lens.data))
 }
 
 // WalkLines calls fn for every line of span si from file-relative line index
@@ -135,14 +145,22 @@ func (s *Segment) WalkLines(si int, from uint32, fn func(line uint32, off, lengt
 	if err != nil {
 		return err
 	}
-	d := Decbuf{B: s.lens[pos:]}
+	end := s.spanLensEnd(si)
+	if end < pos {
+		return s.damaged(s.corrupt("line groups", int64(s.groups.off), "span %d's lengths out of order", si))
+	}
+	lens, err := s.read(&s.lens, pos, end-pos)
+	if err != nil {
+		return err
+	}
+	d := Decbuf{B: lens}
 	for k := from % GroupSize; k > 0; k-- {
 		off += int64(d.Uvarint())
 	}
 	for rel := from; rel < sp.NumLines; rel++ {
 		n := int64(d.Uvarint())
 		if d.Err != nil || n < 1 || off+n > sp.EndOffset {
-			return s.corrupt("line lengths", -1, "line %d does not fit its span", sp.FirstLine+rel)
+			return s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", sp.FirstLine+rel))
 		}
 		if !fn(sp.FirstLine+rel, off, n) {
 			return nil
@@ -176,7 +194,7 @@ func (s *Segment) SpanChunks(si int, maxBytes int64) ([]Chunk, error) {
 			return nil, err
 		}
 		if off < out[len(out)-1].Start || off > sp.EndOffset {
-			return nil, s.corrupt("line groups", -1, "restart point %d out of order", sp.FirstGroup+g)
+			return nil, s.damaged(s.corrupt("line groups", int64(s.groups.off), "restart point %d out of order", sp.FirstGroup+g))
 		}
 		if off-out[len(out)-1].Start >= maxBytes {
 			out[len(out)-1].End = off

@@ -1,7 +1,9 @@
 package mmapstore
 
 // Postings lists: decoding a term's lines, or only those in a candidate
-// set, from the postings section.
+// set, from the postings section. A list starts with uvarint(count<<1 |
+// encoding) and uvarint(body length), so its bytes are verified before any
+// is decoded.
 
 import (
 	"encoding/binary"
@@ -10,18 +12,47 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
+// postingsList is a decoded list header with its verified body.
+type postingsList struct {
+	count uint64
+	enc   uint64
+	body  []byte
+	off   uint64 // of the body in the section
+}
+
+// list reads the header and the (verified) body of the list at a
+// non-inline reference.
+func (s *Segment) list(ref uint64) (postingsList, error) {
+	off := ref >> 1
+	hdr, err := s.readTail(&s.postings, off, 2*binary.MaxVarintLen64)
+	if err != nil {
+		return postingsList{}, err
+	}
+	d := Decbuf{B: hdr}
+	h, n := d.Uvarint(), d.Uvarint()
+	l := postingsList{count: h >> 1, enc: h & 1, off: off + uint64(len(hdr)-d.Len())}
+	if d.Err != nil || l.count > uint64(s.lines) || l.count < 2 {
+		return l, s.damaged(s.corrupt("postings", int64(s.postings.off+off), "bad list header"))
+	}
+	if l.enc == EncRoaring {
+		l.off += pad8(s.postings.off + l.off)
+	}
+	l.body, err = s.read(&s.postings, l.off, n)
+	return l, err
+}
+
 // DocFreq is the number of lines a postings reference holds.
 func (s *Segment) DocFreq(ref uint64) (int, error) {
 	if ref&PostingsInline != 0 {
 		return 1, nil
 	}
-	if ref>>1 >= uint64(len(s.postings)) {
-		return 0, s.corrupt("postings", int64(ref>>1), "reference out of bounds")
+	hdr, err := s.readTail(&s.postings, ref>>1, binary.MaxVarintLen64)
+	if err != nil {
+		return 0, err
 	}
-	d := Decbuf{B: s.postings[ref>>1:]}
-	h := d.Uvarint()
-	if d.Err != nil || h>>1 > uint64(s.lines) {
-		return 0, s.corrupt("postings", int64(ref>>1), "bad list header")
+	h, n := binary.Uvarint(hdr)
+	if n <= 0 || h>>1 > uint64(s.lines) {
+		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+ref>>1), "bad list header"))
 	}
 	return int(h >> 1), nil
 }
@@ -36,52 +67,39 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	if ref&PostingsInline != 0 {
 		id := ref >> 1
 		if id >= uint64(s.lines) {
-			return nil, s.corrupt("term dictionary", -1, "inline line id %d beyond %d lines", id, s.lines)
+			return nil, s.damaged(s.corrupt("term dictionary", -1, "inline line id %d beyond %d lines", id, s.lines))
 		}
 		return roaring.BitmapOf(uint32(id)), nil
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("postings", &err)
-	off := ref >> 1
-	if off >= uint64(len(s.postings)) {
-		return nil, s.corrupt("postings", int64(off), "reference out of bounds")
+	l, err := s.list(ref)
+	if err != nil {
+		return nil, err
 	}
-	d := Decbuf{B: s.postings[off:]}
-	h := d.Uvarint()
-	count := h >> 1
-	if d.Err != nil || count > uint64(s.lines) || count < 2 {
-		return nil, s.corrupt("postings", int64(off), "bad list header")
-	}
-	switch h & 1 {
-	case EncDeltaVarint:
-		ids, err := decodeDeltas(&d, int(count), s.lines)
+	at := int64(s.postings.off + l.off)
+	if l.enc == EncDeltaVarint {
+		d := Decbuf{B: l.body}
+		ids, err := decodeDeltas(&d, int(l.count), s.lines)
+		if err == nil && d.Len() != 0 {
+			err = errTrailing
+		}
 		if err != nil {
-			return nil, s.corrupt("postings", int64(off), "%v", err)
+			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 		}
 		return roaring.BitmapOf(ids...), nil
-	default: // EncRoaring
-		n := d.Uvarint()
-		if d.Err != nil {
-			return nil, s.corrupt("postings", int64(off), "%v", d.Err)
-		}
-		start := off + uint64(len(s.postings[off:])-d.Len())
-		start += pad8(s.postOff + start)
-		buf, ok := slice(s.postings, start, n)
-		if !ok {
-			return nil, s.corrupt("postings", int64(off), "bitmap of %d bytes out of bounds", n)
-		}
-		bm := roaring.New()
-		if _, err := bm.FromBuffer(buf); err != nil {
-			return nil, s.corrupt("postings", int64(start), "%v", err)
-		}
-		if err := bm.Validate(); err != nil {
-			return nil, s.corrupt("postings", int64(start), "%v", err)
-		}
-		if bm.GetCardinality() != count || (count > 0 && bm.Maximum() >= s.lines) {
-			return nil, s.corrupt("postings", int64(start), "bitmap does not match its header")
-		}
-		return bm, nil
 	}
+	bm = roaring.New()
+	if _, err := bm.FromBuffer(l.body); err != nil {
+		return nil, s.damaged(s.corrupt("postings", at, "%v", err))
+	}
+	if err := bm.Validate(); err != nil {
+		return nil, s.damaged(s.corrupt("postings", at, "%v", err))
+	}
+	if bm.GetCardinality() != l.count || bm.Maximum() >= s.lines {
+		return nil, s.damaged(s.corrupt("postings", at, "bitmap does not match its header"))
+	}
+	return bm, nil
 }
 
 // PostingsAnd returns the lines of a postings reference that are also in
@@ -100,32 +118,31 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 		b.And(with)
 		return b, nil
 	}
-	off := ref >> 1
-	if off >= uint64(len(s.postings)) {
-		return nil, s.corrupt("postings", int64(off), "reference out of bounds")
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("postings", &err)
+	l, err := s.list(ref)
+	if err != nil {
+		return nil, err
 	}
-	d := Decbuf{B: s.postings[off:]}
-	h := d.Uvarint()
-	if d.Err != nil || h&1 != EncDeltaVarint {
+	if l.enc == EncRoaring {
 		all, err := s.Postings(ref)
 		if err != nil {
 			return nil, err
 		}
 		return roaring.And(all, with), nil
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer s.guard("postings", &err)
-	count := h >> 1
-	if count > uint64(s.lines) || count < 2 || count > uint64(d.Len()) {
-		return nil, s.corrupt("postings", int64(off), "bad list header")
+	at := int64(s.postings.off + l.off)
+	if l.count > uint64(len(l.body)) {
+		return nil, s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, len(l.body)))
 	}
 	// A short list probes with (Contains per id); a long one is merged with
 	// with's ids in two sorted walks, a few ns an id.
-	if count*8 < with.GetCardinality() {
+	if l.count*8 < with.GetCardinality() {
 		var kept []uint32
-		ids, err := decodeDeltas(&d, int(count), s.lines)
+		d := Decbuf{B: l.body}
+		ids, err := decodeDeltas(&d, int(l.count), s.lines)
 		if err != nil {
-			return nil, s.corrupt("postings", int64(off), "%v", err)
+			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 		}
 		for _, id := range ids {
 			if with.Contains(id) {
@@ -138,8 +155,8 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	var kept []uint32
 	var id uint64
 	k := 0
-	b := d.B
-	for i := uint64(0); i < count && k < len(want); i++ {
+	b := l.body
+	for i := uint64(0); i < l.count && k < len(want); i++ {
 		// Inlined uvarint: most gaps fit one byte.
 		var v uint64
 		if len(b) > 0 && b[0] < 0x80 {
@@ -148,18 +165,18 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 			n := 0
 			v, n = binary.Uvarint(b)
 			if n <= 0 {
-				return nil, s.corrupt("postings", int64(off), "bad list entry")
+				return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
 			}
 			b = b[n:]
 		}
 		if i > 0 {
 			if v == 0 {
-				return nil, s.corrupt("postings", int64(off), "zero gap")
+				return nil, s.damaged(s.corrupt("postings", at, "zero gap"))
 			}
 			v += id
 		}
 		if v >= uint64(s.lines) {
-			return nil, s.corrupt("postings", int64(off), "bad list entry")
+			return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
 		}
 		id = v
 		for k < len(want) && uint64(want[k]) < id {

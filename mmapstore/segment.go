@@ -55,19 +55,21 @@ type Segment struct {
 	postingsN  uint64
 	maxLineLen uint64
 
-	files      []SegFile
-	spans      []Span
-	groups     []byte
-	lens       []byte
-	fst        *vellum.FST
-	postings   []byte
-	postOff    uint64 // file offset of the postings section, for alignment checks
-	blockOffs  []byte // (nblocks+1) u32 offsets into blockKeys
-	blockKeys  []byte
-	nblocks    int
-	trigrams   []byte // BloomBits slices of sliceWords u64 words
-	sliceWords int
-	unindexed  *roaring.Bitmap
+	files     []SegFile
+	spans     []Span
+	unindexed *roaring.Bitmap
+
+	// Large sections, read through read (chunk checksums verified on use).
+	groups, lens, postings, fst, dictGroups, blocks, trigrams section
+
+	nblocks    int // dictionary blocks
+	ngroups    int // dictionary groups (one FST each)
+	sliceWords int // u64 words per trigram filter slice
+	fsts       []atomic.Pointer[vellum.FST]
+
+	cs       chunkState
+	damage   atomic.Pointer[error]
+	onDamage func(*Segment) // set by the owning Index: records the quarantine
 }
 
 // OpenSegment maps path and validates its header, footer, table of contents
@@ -106,7 +108,7 @@ func (s *Segment) corrupt(section string, off int64, format string, args ...any)
 // is per goroutine, so it is set here around every decoding entry point.
 func (s *Segment) guard(section string, err *error) {
 	if r := recover(); r != nil {
-		*err = s.corrupt(section, -1, "decoding failed: %v", r)
+		*err = s.damaged(s.corrupt(section, -1, "decoding failed: %v", r))
 	}
 }
 
@@ -146,6 +148,7 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 		e := tocBytes[i*TOCEntrySize:]
 		te := TOCEntry{
 			Kind:   binary.LittleEndian.Uint32(e[0:]),
+			Flags:  binary.LittleEndian.Uint32(e[4:]),
 			Offset: binary.LittleEndian.Uint64(e[8:]),
 			Length: binary.LittleEndian.Uint64(e[16:]),
 			Sum:    binary.LittleEndian.Uint64(e[24:]),
@@ -159,23 +162,24 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 		seen[te.Kind] = true
 		s.toc = append(s.toc, te)
 	}
-	// Small sections: checksum now, decode now.
-	for _, kind := range []uint32{SectionMeta, SectionFiles, SectionSpans, SectionUnindexed} {
-		if _, err := s.checkedSection(kind); err != nil {
-			return nil, err
-		}
+	if err := s.openChunks(); err != nil {
+		return nil, err
 	}
+	// Small sections: checksum now, decode now.
 	if err := s.decodeMeta(); err != nil {
 		return nil, err
 	}
 	if err := s.decodeFiles(); err != nil {
 		return nil, err
 	}
-	if s.groups, err = s.section(SectionLineGroups); err != nil {
-		return nil, err
-	}
-	if s.lens, err = s.section(SectionLineLens); err != nil {
-		return nil, err
+	for _, sec := range []struct {
+		dst  *section
+		kind uint32
+	}{{&s.groups, SectionLineGroups}, {&s.lens, SectionLineLens}, {&s.postings, SectionPostings}, {&s.fst, SectionFST},
+		{&s.dictGroups, SectionDictGroups}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams}} {
+		if *sec.dst, err = s.chunked(sec.kind); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.decodeSpans(); err != nil {
 		return nil, err
@@ -183,22 +187,68 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 	if err := s.decodeUnindexed(); err != nil {
 		return nil, err
 	}
-	if s.postings, err = s.section(SectionPostings); err != nil {
+	if err := s.checkDictionary(); err != nil {
 		return nil, err
-	}
-	s.postOff = s.entry(SectionPostings).Offset
-	if err := s.decodeBlocks(); err != nil {
-		return nil, err
-	}
-	fstBytes, err := s.section(SectionFST)
-	if err != nil {
-		return nil, err
-	}
-	// vellum.Load keeps the slice: the dictionary is read in place.
-	if s.fst, err = vellum.Load(fstBytes); err != nil {
-		return nil, s.corrupt("term dictionary", int64(s.entry(SectionFST).Offset), "%v", err)
 	}
 	return s, nil
+}
+
+// openChunks checks the table of contents' chunk bookkeeping and every
+// section small enough to check whole (all but the chunked ones and the
+// chunk sums, which are checked page by page on use): a segment opens at
+// the cost of its small sections, whatever its size.
+func (s *Segment) openChunks() error {
+	var nchunks int
+	for i := range s.toc {
+		e := &s.toc[i]
+		if e.Flags&TOCFlagChunked != 0 {
+			nchunks += chunksOf(e.Length)
+		}
+	}
+	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams} {
+		if e := s.entry(kind); e != nil && e.Flags&TOCFlagChunked == 0 {
+			return s.corrupt(SectionName(kind), int64(e.Offset), "section not chunked")
+		}
+	}
+	sums, err := s.section(SectionChunkSums)
+	if err != nil {
+		return err
+	}
+	if len(sums) != nchunks*8 {
+		return s.corrupt("chunk sums", int64(s.entry(SectionChunkSums).Offset), "%d bytes for %d chunks", len(sums), nchunks)
+	}
+	for _, e := range s.toc {
+		if e.Flags&TOCFlagChunked == 0 && e.Kind != SectionChunkSums {
+			if _, err := s.checkedSection(e.Kind); err != nil {
+				return err
+			}
+		}
+	}
+	pages, err := s.section(SectionSumPages)
+	if err != nil {
+		return err
+	}
+	npages := (nchunks + SumPageChunks - 1) / SumPageChunks
+	if len(pages) != npages*8 {
+		return s.corrupt("sum pages", int64(s.entry(SectionSumPages).Offset), "%d bytes for %d pages", len(pages), npages)
+	}
+	s.cs = chunkState{sums: sums, pages: pages, nchunks: nchunks, chunkOK: newBits(nchunks), pageOK: newBits(npages)}
+	return nil
+}
+
+// chunked returns a chunked section with its first chunk's index.
+func (s *Segment) chunked(kind uint32) (section, error) {
+	c0 := 0
+	for _, e := range s.toc {
+		if e.Kind == kind {
+			b, _ := slice(s.data, e.Offset, e.Length)
+			return section{kind: kind, off: e.Offset, data: b, chunk0: c0}, nil
+		}
+		if e.Flags&TOCFlagChunked != 0 {
+			c0 += chunksOf(e.Length)
+		}
+	}
+	return section{}, s.corrupt(SectionName(kind), -1, "missing section")
 }
 
 func (s *Segment) entry(kind uint32) *TOCEntry {
@@ -249,6 +299,11 @@ func (s *Segment) decodeMeta() error {
 			s.postingsN = v
 		case MetaMaxLineLen:
 			s.maxLineLen = v
+		case MetaBlocks:
+			if v > 1<<31 {
+				return s.corrupt("meta", -1, "block count %d out of range", v)
+			}
+			s.nblocks = int(v)
 		}
 	}
 	if d.Err != nil {
@@ -288,7 +343,7 @@ func (s *Segment) decodeSpans() error {
 	n := d.Int(len(b))
 	s.spans = make([]Span, 0, n)
 	var next uint32
-	ngroups := uint64(len(s.groups) / LineGroupSize)
+	ngroups := uint64(len(s.groups.data) / LineGroupSize)
 	for i := 0; i < n && d.Err == nil; i++ {
 		var sp Span
 		sp.File = d.Int(len(s.files) - 1)
@@ -415,7 +470,8 @@ func (s *Segment) check() error {
 	return nil
 }
 
-// Verify checks every section's checksum, reading the whole file.
+// Verify checks every section's checksum and every chunk's, reading the
+// whole file; the chunks are then known good for later reads.
 func (s *Segment) Verify() (err error) {
 	if err := s.check(); err != nil {
 		return err
@@ -424,6 +480,11 @@ func (s *Segment) Verify() (err error) {
 	defer s.guard("", &err)
 	for _, e := range s.toc {
 		if _, err := s.checkedSection(e.Kind); err != nil {
+			return s.damaged(err)
+		}
+	}
+	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams} {
+		if err := s.verifyChunks(sec); err != nil {
 			return err
 		}
 	}

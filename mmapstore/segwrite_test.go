@@ -272,9 +272,10 @@ func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
 	}
 }
 
-// fixChecksums recomputes every section checksum the table of contents
-// names (where the section lies inside the file) and the table's own, so
-// that mutated bytes reach the decoders behind the checksums.
+// fixChecksums recomputes every checksum the table of contents leads to
+// (where the section lies inside the file): chunk sums, their page sums,
+// whole-section sums and the table's own, so that mutated bytes reach the
+// decoders behind the checksums.
 func fixChecksums(b []byte) {
 	if len(b) < HeaderSize+FooterSize {
 		return
@@ -286,11 +287,36 @@ func fixChecksums(b []byte) {
 	if !ok || n > 64 {
 		return
 	}
-	for i := range n {
+	secOf := func(i uint64) ([]byte, bool) {
 		e := toc[i*TOCEntrySize:]
-		sec, ok := slice(b[:tocOff], binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:]))
-		if ok {
-			binary.LittleEndian.PutUint64(e[24:], xxhash.Sum64(sec))
+		return slice(b[:tocOff], binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:]))
+	}
+	kindOf := func(i uint64) uint32 { return binary.LittleEndian.Uint32(toc[i*TOCEntrySize:]) }
+	var sums []byte
+	for i := range n {
+		sec, ok := secOf(i)
+		if !ok || binary.LittleEndian.Uint32(toc[i*TOCEntrySize+4:])&TOCFlagChunked == 0 {
+			continue
+		}
+		for c := 0; c < len(sec); c += ChunkSize {
+			sums = binary.LittleEndian.AppendUint64(sums, xxhash.Sum64(sec[c:min(c+ChunkSize, len(sec))]))
+		}
+	}
+	for i := range n {
+		if sec, ok := secOf(i); ok && kindOf(i) == SectionChunkSums {
+			copy(sec, sums)
+		}
+	}
+	for i := range n {
+		if sec, ok := secOf(i); ok && kindOf(i) == SectionSumPages {
+			for p := 0; p*8 < len(sec) && p*SumPageChunks*8 < len(sums); p++ {
+				binary.LittleEndian.PutUint64(sec[p*8:], xxhash.Sum64(sums[p*SumPageChunks*8:min((p+1)*SumPageChunks*8, len(sums))]))
+			}
+		}
+	}
+	for i := range n {
+		if sec, ok := secOf(i); ok {
+			binary.LittleEndian.PutUint64(toc[i*TOCEntrySize+24:], xxhash.Sum64(sec))
 		}
 	}
 	binary.LittleEndian.PutUint64(foot[16:], xxhash.Sum64(toc))

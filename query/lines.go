@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime/debug"
+
+	"github.com/logdex/logdex/mmapstore"
 )
 
 // Line is one line of a log file read by number.
@@ -37,8 +41,11 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		return h.Stale()
 	}
 	off, no := int64(0), int64(1)
-	if h.Stale() == nil {
+	if h.Stale() == nil && !s.damagedFiles[f.ID] {
 		off, no, err = s.seek(f, from)
+		if errors.Is(err, mmapstore.ErrCorrupt) {
+			off, no, err = 0, 1, nil // a damaged offset index: read from the start
+		}
 		if err != nil {
 			return err
 		}
@@ -94,7 +101,13 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 
 // seek returns the offset of line no (or of the nearest indexed line before
 // it) and that line's number.
-func (s *Searcher) seek(f *File, no int64) (int64, int64, error) {
+func (s *Searcher) seek(f *File, no int64) (_, _ int64, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: offset index: %v", mmapstore.ErrCorrupt, r)
+		}
+	}()
 	off, at := int64(0), int64(1)
 	for _, sr := range f.spans {
 		seg := s.segs[sr.seg]

@@ -3,10 +3,12 @@ package query
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/logdex/logdex/mmapstore"
 )
 
 type planMode uint8
@@ -15,6 +17,10 @@ const (
 	planNone planMode = iota // no candidates in the segment
 	planIDs                  // candidate line ids, some or all to verify
 	planScan                 // read the segment's lines sequentially
+	// planRaw reads the segment's spans as byte ranges of their files,
+	// without its offset index: the segment is damaged, and only its
+	// spans (checked whole when it was opened) are trusted.
+	planRaw
 )
 
 type segPlan struct {
@@ -49,6 +55,12 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	for i := range segs {
 		st.Terms += terms[i]
 		st.Blocks += blocks[i]
+		if errors.Is(errs[i], mmapstore.ErrCorrupt) {
+			plans[i], errs[i] = &segPlan{mode: planRaw}, nil
+		}
+		if err := segs[i].Damage(); err != nil {
+			st.Damaged = append(st.Damaged, err.Error())
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -56,8 +68,13 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	return plans, ctx.Err()
 }
 
-func (s *Searcher) planSegment(q *Query, i int) (*segPlan, int, int, error) {
+func (s *Searcher) planSegment(q *Query, i int) (_ *segPlan, _, _ int, err error) {
 	seg := s.segs[i]
+	if seg.Damage() != nil {
+		return &segPlan{mode: planRaw}, 0, 0, nil
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(seg, &err)
 	e := &segEval{q: q, seg: seg, un: seg.Unindexed()}
 	p, err := s.planWith(e, q, i)
 	return p, e.terms, e.blocks, err
@@ -95,3 +112,12 @@ func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
 }
 
 // produce emits tasks in output order: files by path, then each file's
+
+// recoverFault turns a panic while reading a segment (a memory fault on a
+// mapping truncated behind our back, under SetPanicOnFault) into a
+// corruption error that quarantines the segment.
+func recoverFault(seg *mmapstore.Segment, err *error) {
+	if r := recover(); r != nil {
+		*err = seg.Fault(r)
+	}
+}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
@@ -46,7 +47,8 @@ type task struct {
 	candidates int64
 	verified   int64
 	scanned    int64
-	shrunk     bool // the file was found shorter than its index says
+	shrunk     bool  // the file was found shorter than its index says
+	damage     error // the segment was found damaged: the span was read raw
 	err        error
 	done       chan struct{}
 }
@@ -76,7 +78,15 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p})
 				continue
 			}
+			if p.mode == planRaw {
+				ts = append(ts, rawTask(f, sp))
+				continue
+			}
 			chunks, err := seg.SpanChunks(sr.span, scanChunk)
+			if errors.Is(err, mmapstore.ErrCorrupt) {
+				ts = append(ts, rawTask(f, sp))
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -85,15 +95,17 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			}
 		}
 		// Every file is looked at: bytes appended since indexing are
-		// scanned, and a file replaced since is answered as it is now.
-		h, err := s.logs.Stat(f.lf, len(ts) > 0)
+		// scanned, and a file replaced since is answered as it is now, as
+		// is a file with lines in a segment that could not be opened.
+		whole := s.damagedFiles[f.ID]
+		h, err := s.logs.Stat(f.lf, len(ts) > 0 || whole)
 		if err != nil {
 			h = live.Failed(err)
 		}
 		switch {
 		case h.File() == nil && h.Stale() != nil: // gone or unreadable
 			ts = nil
-		case h.Stale() != nil: // answer from the file as it is now
+		case h.Stale() != nil || whole: // answer from the file as it is now
 			ts = []*task{{kind: taskScan, file: f, start: 0, end: h.Size(), line0: 1, final: true}}
 		case h.Size() > f.Record().Indexed:
 			ts = append(ts, &task{kind: taskScan, file: f, start: f.Record().Indexed, end: h.Size(), line0: f.Record().Lines + 1, final: true})
@@ -124,6 +136,12 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		}
 	}
 	return nil
+}
+
+// rawTask reads span sp as a byte range of f's file, without the offset
+// index (whose damage is why).
+func rawTask(f *File, sp mmapstore.Span) *task {
+	return &task{kind: taskScan, file: f, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo}
 }
 
 // sureHits is how many hits an IDs task holds at least: its candidates

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 	"sync"
+
+	"github.com/logdex/logdex/mmapstore"
 )
 
 const scanChunk = 8 << 20
@@ -17,13 +20,29 @@ var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBuf); return &b
 
 const scanBuf = 256 << 10
 
+// run runs a task. A task whose segment turns out damaged (a checksum
+// mismatch, or a memory fault on a mapping truncated behind our back) is
+// run again as a read of its span's bytes, which needs nothing from the
+// segment but the span: the answer stays exact.
 func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) {
 	switch t.kind {
 	case taskIDs:
-		t.err = s.runIDs(q, t, wantText, countOnly, maxRecs, ls)
+		t.err = s.runIDsGuarded(q, t, wantText, countOnly, maxRecs, ls)
+		if errors.Is(t.err, mmapstore.ErrCorrupt) {
+			sp := t.seg.Spans()[t.span]
+			*t = task{kind: taskScan, file: t.file, h: t.h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
+				after: t.after, beyond: t.beyond, need: t.need, done: t.done, damage: t.err}
+			t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
+		}
 	case taskScan:
 		t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
 	}
+}
+
+func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(t.seg, &err)
+	return s.runIDs(q, t, wantText, countOnly, maxRecs, ls)
 }
 
 // runIDs handles the candidate lines of one span: exact hits are located

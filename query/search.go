@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +71,10 @@ type Stats struct {
 	Terms      int      // dictionary terms looked up
 	Blocks     int      // dictionary blocks read for substring atoms
 	Warnings   []string // files answered from their current content, or skipped
+	// Damaged lists index damage met by this search (segments whose lines
+	// were read from the log files instead): the answer is still exact,
+	// and the index should be rebuilt.
+	Damaged []string
 }
 
 // closedDone marks tasks that have nothing to run.
@@ -256,6 +261,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		}
 		if t.shrunk {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: truncated during the search; lines past its new end are missing", t.file.Path))
+		}
+		if t.damage != nil && !slices.Contains(st.Damaged, t.damage.Error()) {
+			st.Damaged = append(st.Damaged, t.damage.Error())
 		}
 		st.Candidates += t.candidates
 		st.Verified += t.verified

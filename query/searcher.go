@@ -35,13 +35,16 @@ type spanRef struct {
 // through the index's file table, opening them beneath their root without
 // following symlinks out of it. Safe for concurrent use.
 type Searcher struct {
-	ix       *mmapstore.Index
-	segs     []*mmapstore.Segment
-	files    []*File // sorted by Path
-	byID     map[uint64]*File
-	logs     *live.Set
-	workers  int
-	noInline bool // tests: always use the worker pipeline
+	ix    *mmapstore.Index
+	segs  []*mmapstore.Segment
+	files []*File // sorted by Path
+	byID  map[uint64]*File
+	logs  *live.Set
+	// damagedFiles have lines in segments that could not be opened: they
+	// are read whole.
+	damagedFiles map[uint64]bool
+	workers      int
+	noInline     bool // tests: always use the worker pipeline
 }
 
 // NewSearcher prepares ix for searching. display, when not nil, gives the
@@ -53,7 +56,7 @@ func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 			roots[i].Given = display[i]
 		}
 	}
-	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots())}
+	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles()}
 	for _, rec := range ix.Files() {
 		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), lf: s.logs.Track(rec)}
 		s.files = append(s.files, f)

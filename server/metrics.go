@@ -81,7 +81,7 @@ func newMetrics(s *Server) *metrics {
 	ixGauge("logdex_index_raw_bytes", "Log bytes covered by the index served.", func(sn *snapshot) float64 { return float64(sn.ix.Stats().RawBytes) })
 	ixGauge("logdex_index_files", "Files in the index served.", func(sn *snapshot) float64 { return float64(len(sn.ix.Files())) })
 	ixGauge("logdex_index_resident_bytes", "Bytes of the index segments in the page cache (mincore).", func(sn *snapshot) float64 { return float64(resident(sn)) })
-	ixGauge("logdex_index_damaged_segments", "Segments that could not be opened.", func(sn *snapshot) float64 { return float64(len(sn.ix.Damaged())) })
+	ixGauge("logdex_index_damaged_segments", "Index segments found damaged (at open or when read); their lines are read from the log files until a re-index rebuilds them.", func(sn *snapshot) float64 { return float64(len(sn.ix.Damaged())) })
 	f(&warmupCollector{s: s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -254,7 +254,10 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 		ws = append(ws, st.Warnings...)
 	}
 	if n := len(sn.ix.Damaged()); n > 0 {
-		ws = append(ws, fmt.Sprintf("%d index segment(s) damaged; their lines are missing until the next re-index", n))
+		// The answer is exact (the damaged segments' lines were read from
+		// the log files); a re-index rebuilds them.
+		ws = append(ws, fmt.Sprintf("%d index segment(s) damaged; their lines were read from the log files until a re-index (started) rebuilds them", n))
+		s.TriggerReindex()
 	}
 	return ws
 }

@@ -99,7 +99,7 @@ func (e *env) search(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	searcher, closeIx, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	searcher, closeIx, repair, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -139,8 +139,19 @@ func (e *env) search(args []string) int {
 	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
 		err = pr.flushContext()
 	}
-	for _, d := range ix.Damaged() {
-		fmt.Fprintf(e.stderr, "logdex: warning: %v (run logdex index to rebuild it)\n", d)
+	if damage := ix.Damaged(); len(damage) > 0 {
+		for _, d := range damage {
+			fmt.Fprintf(e.stderr, "logdex: warning: index damaged (%v); the lines it held were read from the log files\n", d)
+		}
+		// Rebuild now rather than on the next search: the answer above
+		// is exact, but every search until then would read those files.
+		if sf.noUpdate {
+			fmt.Fprintln(e.stderr, "logdex: run logdex index to rebuild the damaged segments")
+		} else if rerr := repair(); rerr != nil {
+			fmt.Fprintln(e.stderr, "logdex: rebuilding the damaged segments failed:", rerr)
+		} else {
+			fmt.Fprintln(e.stderr, "logdex: the damaged segments were rebuilt")
+		}
 	}
 	if st != nil {
 		for _, w := range st.Warnings {
@@ -163,7 +174,8 @@ func (e *env) search(args []string) int {
 
 // openForSearch finds the index for the PATHs (or --index), brings it up to
 // date unless told not to, and opens it.
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, func(), error) {
+// The repair func rebuilds what a search found damaged.
+func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, func(), func() error, error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -171,17 +183,17 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	dir, err := indexDir(dirFlag, paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(paths) == 0 { // --index alone: the roots it was built for
 		if paths, display, err = indexRoots(dir); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	_, statErr := os.Stat(dir)
 	if !noUpdate || os.IsNotExist(statErr) {
 		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	ix, err := mmapstore.Open(dir)
@@ -189,15 +201,19 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 		// An index this build cannot read answers nothing: rebuild it
 		// even when told not to update (the indexer says so in the log).
 		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		ix, err = mmapstore.Open(dir)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s := query.NewSearcher(ix, display)
-	return s, func() { s.Close(); ix.Close() }, nil
+	repair := func() error {
+		_, err := e.updateIndex(ctx, dir, paths, 0, false, zerolog.WarnLevel)
+		return err
+	}
+	return s, func() { s.Close(); ix.Close() }, repair, nil
 }
 
 // printer writes hits in grep's format, with context when asked.

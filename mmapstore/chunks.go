@@ -1,0 +1,155 @@
+package mmapstore
+
+// Checksums verified on read. Every large section is checksummed per
+// ChunkSize bytes (the chunk sums section), and the chunk sums themselves
+// per SumPageChunks sums (the sum pages section, small, verified at open).
+// A reader asks for a byte range through read, which verifies the chunks it
+// covers the first time they are used and remembers them in a bitset: a
+// cold query pays for the few chunks it touches, not for whole sections,
+// and no byte of a large section is trusted before its checksum is. (The
+// TOC's whole-section checksums remain for Verify.)
+
+import (
+	"encoding/binary"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// section is one section of a mapped segment.
+type section struct {
+	kind   uint32
+	off    uint64 // file offset
+	data   []byte
+	chunk0 int // index of its first chunk in the chunk sums; -1: checked whole at open
+}
+
+// chunkState is a segment's verification state.
+type chunkState struct {
+	sums    []byte // ChunkSums: xxhash64 per chunk of every chunked section, in TOC order
+	pages   []byte // SumPages: xxhash64 per SumPageChunks sums (checked at open)
+	nchunks int
+	chunkOK []atomic.Uint64 // bit per verified chunk
+	pageOK  []atomic.Uint64 // bit per verified page of sums
+}
+
+func chunksOf(n uint64) int { return int((n + ChunkSize - 1) / ChunkSize) }
+
+func newBits(n int) []atomic.Uint64 { return make([]atomic.Uint64, (n+63)/64) }
+
+func bitSet(b []atomic.Uint64, i int) bool { return b[i>>6].Load()&(1<<(i&63)) != 0 }
+
+func setBit(b []atomic.Uint64, i int) {
+	w := &b[i>>6]
+	for {
+		old := w.Load()
+		if old&(1<<(i&63)) != 0 || w.CompareAndSwap(old, old|1<<(i&63)) {
+			return
+		}
+	}
+}
+
+// read returns sec.data[off:off+n] once every chunk it covers is verified.
+// The slice aliases the mapping. A range outside the section, or a chunk
+// whose bytes do not match their checksum, is a corruption error (and
+// quarantines the segment).
+func (s *Segment) read(sec *section, off, n uint64) ([]byte, error) {
+	b, ok := slice(sec.data, off, n)
+	if !ok {
+		return nil, s.damaged(s.corrupt(SectionName(sec.kind), int64(sec.off+off), "read of %d bytes out of bounds (section of %d)", n, len(sec.data)))
+	}
+	if sec.chunk0 < 0 || n == 0 {
+		return b, nil
+	}
+	for c := int(off / ChunkSize); c <= int((off+n-1)/ChunkSize); c++ {
+		if !bitSet(s.cs.chunkOK, sec.chunk0+c) {
+			if err := s.verifyChunk(sec, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// readTail is read of everything from off to at most max bytes.
+func (s *Segment) readTail(sec *section, off, max uint64) ([]byte, error) {
+	if off > uint64(len(sec.data)) {
+		return s.read(sec, off, 1) // out of bounds: the error
+	}
+	return s.read(sec, off, min(max, uint64(len(sec.data))-off))
+}
+
+// verifyChunk checks chunk c of sec against its sum, the page of sums
+// holding it first. It runs under SetPanicOnFault: the first touch of a
+// page of a segment truncated behind our back must be an error, not a
+// crash.
+func (s *Segment) verifyChunk(sec *section, c int) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.damaged(s.corrupt(SectionName(sec.kind), int64(sec.off)+int64(c)*ChunkSize, "reading failed: %v", r))
+		}
+	}()
+	g := sec.chunk0 + c
+	cs := &s.cs
+	if g >= cs.nchunks {
+		return s.damaged(s.corrupt("chunk sums", -1, "no sum for chunk %d", g))
+	}
+	if p := g / SumPageChunks; !bitSet(cs.pageOK, p) {
+		lo := p * SumPageChunks * 8
+		hi := min(lo+SumPageChunks*8, len(cs.sums))
+		if xxhash.Sum64(cs.sums[lo:hi]) != binary.LittleEndian.Uint64(cs.pages[p*8:]) {
+			return s.damaged(s.corrupt("chunk sums", int64(lo), "checksum mismatch"))
+		}
+		setBit(cs.pageOK, p)
+	}
+	lo := c * ChunkSize
+	hi := min(lo+ChunkSize, len(sec.data))
+	if xxhash.Sum64(sec.data[lo:hi]) != binary.LittleEndian.Uint64(cs.sums[g*8:]) {
+		return s.damaged(s.corrupt(SectionName(sec.kind), int64(sec.off)+int64(lo), "checksum mismatch"))
+	}
+	setBit(cs.chunkOK, g)
+	return nil
+}
+
+// verifyChunks checks every chunk of sec (for Verify and the warmer).
+func (s *Segment) verifyChunks(sec *section) error {
+	if sec.chunk0 < 0 {
+		return nil
+	}
+	for c := range chunksOf(uint64(len(sec.data))) {
+		if !bitSet(s.cs.chunkOK, sec.chunk0+c) {
+			if err := s.verifyChunk(sec, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// damaged quarantines the segment with its first corruption and returns
+// err: once a segment is found damaged, queries stop trusting it (they
+// answer from its files instead) and the indexer rebuilds it.
+func (s *Segment) damaged(err error) error {
+	if s.damage.CompareAndSwap(nil, &err) && s.onDamage != nil {
+		s.onDamage(s)
+	}
+	return err
+}
+
+// Damage is the first corruption found in the segment since it was
+// opened, or nil.
+func (s *Segment) Damage() error {
+	if p := s.damage.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Fault turns a panic recovered while reading the segment's bytes (a memory
+// fault on a mapping whose file was truncated behind our back, under
+// SetPanicOnFault) into a corruption error, and quarantines the segment.
+func (s *Segment) Fault(r any) error {
+	return s.damaged(s.corrupt("", -1, "reading failed: %v", r))
+}
