@@ -32,7 +32,8 @@ type builder struct {
 	addCompound func([]byte)
 	curID       uint32
 	complete    bool
-	postings    string // mmapstore.PostingsAuto, PostingsVarint or PostingsRoaring
+	postings    string     // mmapstore.PostingsAuto, PostingsVarint or PostingsRoaring
+	timer       *lineTimer // the current part's
 }
 
 func newBuilder() *builder {
@@ -55,6 +56,11 @@ func (b *builder) addLine(text []byte, length int64, indexable bool) {
 	id := b.lines.AddLine(length)
 	if !indexable || !b.index(text, id) {
 		b.unindexed = append(b.unindexed, id)
+	}
+	if indexable {
+		b.timer.line(id, text)
+	} else {
+		b.timer.line(id, nil)
 	}
 }
 
@@ -83,9 +89,10 @@ func (b *builder) index(text []byte, id uint32) bool {
 // the offset just past the last complete line and the number of lines.
 // Reads are large and sequential; lines longer than maxIndexedLine are
 // counted without being held in memory.
-func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, buf []byte, progress func(int64)) (int64, int64, error) {
+func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, timer *lineTimer, buf []byte, progress func(int64)) (int64, int64, error) {
 	b.lines.BeginSpan(rec, start, lineNo)
 	defer b.lines.EndSpan()
+	b.timer = timer
 	var (
 		pos      = start // file offset of buf[0]
 		have     = 0     // valid bytes in buf

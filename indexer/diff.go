@@ -50,6 +50,7 @@ func (u *update) dropDamagedSegments() {
 func (u *update) diff() error {
 	old := u.old
 	u.next = mmapstore.Manifest{
+		TZ:            zoneName(u.opt.Location),
 		Generation:    old.Generation + 1,
 		NextFileID:    max(old.NextFileID, 1),
 		NextSegmentID: max(old.NextSegmentID, 1),

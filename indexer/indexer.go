@@ -7,6 +7,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type Options struct {
 	// Verify checks every checksum of every live segment (reading them
 	// whole) instead of only their headers; damaged ones are rebuilt.
 	Verify bool
+	// Location is the zone of timestamps that do not write one (nil:
+	// UTC). Changing it rebuilds the index: the times in it depend on it.
+	Location *time.Location
 }
 
 // Result summarizes a run.
@@ -139,6 +143,10 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if oldTZ, tz := cmp.Or(old.TZ, zoneName(nil)), zoneName(opt.Location); oldTZ != tz && len(old.Files) > 0 {
+		log.Warn().Str("from", oldTZ).Str("to", tz).Msg("time zone changed: rebuilding the index (its times depend on it)")
+		old = &mmapstore.Manifest{NextFileID: 1, NextSegmentID: max(old.NextSegmentID, nextSegmentID(opt.Dir))}
+	}
 
 	roots := make([]*root, len(opt.Roots))
 	for i, g := range opt.Roots {
@@ -216,4 +224,12 @@ func nextSegmentID(dir string) uint64 {
 		}
 	}
 	return next
+}
+
+// zoneName names the zone of timestamps that do not write one.
+func zoneName(loc *time.Location) string {
+	if loc == nil {
+		return "UTC"
+	}
+	return loc.String()
 }

@@ -29,6 +29,10 @@ type part struct {
 	workItem
 	lines    int64
 	complete int64
+	// times found in the part: its first and last, and the format
+	timed       bool
+	first, last int64
+	format      string
 }
 
 type job struct {
@@ -158,6 +162,9 @@ func (u *update) account(parts []*part) {
 			}
 			rec.Indexed = p.complete
 			rec.Lines += p.lines
+			if p.timed {
+				rec.Timed, rec.LastTime, rec.TimeFormat = true, p.last, p.format
+			}
 		}
 	}
 	if len(drop) > 0 {
@@ -275,12 +282,16 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 			return nil, err
 		}
 		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
-		complete, lines, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, buf, progress)
+		// A part continuing a file already indexed starts from the time of
+		// its last indexed line.
+		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
+		complete, lines, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rec.Path, err)
 		}
 		p.complete, p.lines = complete, lines
+		p.timed, p.first, p.last, p.format = timer.any, timer.first, timer.carry, timer.p.Format()
 		if lines > 0 && (len(ids) == 0 || ids[len(ids)-1] != rec.ID) {
 			ids = append(ids, rec.ID)
 		}

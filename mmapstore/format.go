@@ -51,6 +51,16 @@ const (
 	SectionChunkSums  uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
 	SectionSumPages   uint32 = 12 // xxhash64 of every SumPageChunks chunk sums
 	SectionDictGroups uint32 = 13 // per dictionary group: its FST's offset and length in SectionFST
+	SectionTimeGroups uint32 = 14 // per line group: time of its first line, min, max, where its deltas are
+	SectionLineTimes  uint32 = 15 // per line: the zigzag uvarint delta of its time from the line before
+)
+
+// TimeGroupSize is the width of one SectionTimeGroups entry: base i64 |
+// min i64 | max i64 | position of its deltas u32 | unit exponent u8 | flags
+// u8 | zero u16. A group of an untimed span has flag TimeUntimed.
+const (
+	TimeGroupSize = 32
+	TimeUntimed   = 1
 )
 
 // TOCFlagChunked marks a section checksummed per ChunkSize bytes in
@@ -99,6 +109,10 @@ func SectionName(kind uint32) string {
 		return "sum pages"
 	case SectionDictGroups:
 		return "dictionary groups"
+	case SectionTimeGroups:
+		return "time groups"
+	case SectionLineTimes:
+		return "line times"
 	}
 	return fmt.Sprintf("section %d", kind)
 }

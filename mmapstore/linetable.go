@@ -1,6 +1,9 @@
 package mmapstore
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // LineTable builds a segment's file table, spans and offset index (line
 // groups and line lengths) as lines are added in file order. It is the
@@ -10,6 +13,7 @@ type LineTable struct {
 	spans    []Span
 	groups   []byte
 	lens     []byte
+	times    []int64 // per line, unix ns; meaningful in timed spans only
 	lines    uint32
 	rawBytes int64
 	maxLine  int64
@@ -47,8 +51,20 @@ func (t *LineTable) EndSpan() {
 		if f := sp.File; f == len(t.files)-1 && !t.fileUsed(f) {
 			t.files = t.files[:f]
 		}
+	} else if sp.Timed {
+		ts := t.times[sp.FirstLine : sp.FirstLine+sp.NumLines]
+		sp.MinTime, sp.MaxTime = slices.Min(ts), slices.Max(ts)
+		t.spans[t.cur] = sp
 	}
 	t.cur = -1
+}
+
+// SetTime gives line id of the open span its time (unix ns) and marks the
+// span timed: every line of a timed span must get one (the indexer carries
+// times over to lines without a timestamp).
+func (t *LineTable) SetTime(id uint32, unixNano int64) {
+	t.times[id] = unixNano
+	t.spans[t.cur].Timed = true
 }
 
 func (t *LineTable) fileUsed(fi int) bool {
@@ -71,6 +87,7 @@ func (t *LineTable) AddLine(length int64) uint32 {
 		t.groups = binary.LittleEndian.AppendUint32(t.groups, 0)
 	}
 	t.lens = binary.AppendUvarint(t.lens, uint64(length))
+	t.times = append(t.times, 0)
 	t.curOff += length
 	sp.NumLines++
 	sp.EndOffset = t.curOff

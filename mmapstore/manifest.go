@@ -27,7 +27,10 @@ var ErrNoIndex = errors.New("no index")
 // known of every indexed file. It is rewritten (atomically) by each indexing
 // run; segments are never modified.
 type Manifest struct {
-	Generation    uint64       `json:"generation"`
+	Generation uint64 `json:"generation"`
+	// TZ is the zone of timestamps that do not write one, as the times in
+	// the index were computed ("UTC" when empty).
+	TZ            string       `json:"tz,omitempty"`
 	Roots         []Root       `json:"roots"`
 	Segments      []SegmentRef `json:"segments"`
 	Files         []FileRecord `json:"files"`
@@ -67,6 +70,12 @@ type FileRecord struct {
 	MTime   int64  `json:"mtime"` // unix nanoseconds, when last indexed
 	Indexed int64  `json:"indexed"`
 	Lines   int64  `json:"lines"` // complete lines indexed, = lines in [0, Indexed)
+	// Timed is set once a timestamp was found in the file; TimeFormat is
+	// the format last detected and LastTime the time of the last indexed
+	// line (where the next appended lines start from).
+	Timed      bool   `json:"timed,omitempty"`
+	TimeFormat string `json:"time_format,omitempty"`
+	LastTime   int64  `json:"last_time,omitempty"`
 }
 
 // Skipped is a file the indexer saw and left out, with the reason.

@@ -36,6 +36,10 @@ type Span struct {
 	EndOffset   int64 // byte offset just past the last line's '\n'
 	StartLineNo int64 // 1-based line number of the first line in the file
 	FirstGroup  uint32
+	// Timed spans give every line a time (SectionTimeGroups and
+	// SectionLineTimes); MinTime and MaxTime (unix ns) bound them.
+	Timed            bool
+	MinTime, MaxTime int64
 }
 
 // Segment is an open, mapped, immutable index segment. Its methods are safe
@@ -61,6 +65,7 @@ type Segment struct {
 
 	// Large sections, read through read (chunk checksums verified on use).
 	groups, lens, postings, fst, dictGroups, blocks, trigrams section
+	timeGroups, lineTimes                                     section
 
 	nblocks    int // dictionary blocks
 	ngroups    int // dictionary groups (one FST each)
@@ -176,7 +181,8 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 		dst  *section
 		kind uint32
 	}{{&s.groups, SectionLineGroups}, {&s.lens, SectionLineLens}, {&s.postings, SectionPostings}, {&s.fst, SectionFST},
-		{&s.dictGroups, SectionDictGroups}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams}} {
+		{&s.dictGroups, SectionDictGroups}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams},
+		{&s.timeGroups, SectionTimeGroups}, {&s.lineTimes, SectionLineTimes}} {
 		if *sec.dst, err = s.chunked(sec.kind); err != nil {
 			return nil, err
 		}
@@ -205,7 +211,7 @@ func (s *Segment) openChunks() error {
 			nchunks += chunksOf(e.Length)
 		}
 	}
-	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams} {
+	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams, SectionTimeGroups, SectionLineTimes} {
 		if e := s.entry(kind); e != nil && e.Flags&TOCFlagChunked == 0 {
 			return s.corrupt(SectionName(kind), int64(e.Offset), "section not chunked")
 		}
@@ -353,8 +359,15 @@ func (s *Segment) decodeSpans() error {
 		sp.EndOffset = sp.StartOffset + int64(d.Uvarint())
 		sp.StartLineNo = int64(d.Uvarint())
 		sp.FirstGroup = uint32(d.Int(int(ngroups)))
+		if sp.Timed = d.Uvarint()&1 != 0; sp.Timed {
+			sp.MinTime = unzigzag(d.Uvarint())
+			sp.MaxTime = unzigzag(d.Uvarint())
+		}
 		if d.Err != nil {
 			break
+		}
+		if sp.Timed && sp.MinTime > sp.MaxTime {
+			return s.corrupt("spans", -1, "span %d's time range inverted", i)
 		}
 		if sp.NumLines == 0 || sp.EndOffset < sp.StartOffset || sp.StartLineNo < 1 ||
 			uint64(sp.FirstGroup)+uint64((sp.NumLines+GroupSize-1)/GroupSize) > ngroups {
@@ -483,7 +496,7 @@ func (s *Segment) Verify() (err error) {
 			return s.damaged(err)
 		}
 	}
-	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams} {
+	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams, &s.timeGroups, &s.lineTimes} {
 		if err := s.verifyChunks(sec); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/vellum"
@@ -108,6 +109,9 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	w.section(SectionSpans, appendSpans(nil, lt.spans))
 	w.chunkedSection(SectionLineGroups, lt.groups)
 	w.chunkedSection(SectionLineLens, lt.lens)
+	tgroups, tdeltas := timeSections(lt)
+	w.chunkedSection(SectionTimeGroups, tgroups)
+	w.chunkedSection(SectionLineTimes, tdeltas)
 	w.section(SectionUnindexed, appendDeltaList(nil, in.Unindexed))
 
 	refs, err := writePostings(w, in.Terms, in.Postings)
@@ -184,8 +188,55 @@ func appendSpans(b []byte, spans []Span) []byte {
 		b = binary.AppendUvarint(b, uint64(sp.EndOffset-sp.StartOffset))
 		b = binary.AppendUvarint(b, uint64(sp.StartLineNo))
 		b = binary.AppendUvarint(b, uint64(sp.FirstGroup))
+		if sp.Timed {
+			b = binary.AppendUvarint(b, 1)
+			b = binary.AppendUvarint(b, zigzag(sp.MinTime))
+			b = binary.AppendUvarint(b, zigzag(sp.MaxTime))
+		} else {
+			b = binary.AppendUvarint(b, 0)
+		}
 	}
 	return b
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// timeSections encodes the time index: per line group of the offset index
+// (64 lines of one span), the time of its first line, its range and where
+// its lines' deltas start, then for every other line the zigzag uvarint of
+// its time minus the previous line's, in the group's unit (the largest
+// power of ten, up to a second, dividing every delta: millisecond logs
+// take a byte or two a line).
+func timeSections(lt *LineTable) (groups, deltas []byte) {
+	for _, sp := range lt.spans {
+		for g := uint32(0); g*GroupSize < sp.NumLines; g++ {
+			first := sp.FirstLine + g*GroupSize
+			ts := lt.times[first : first+min(GroupSize, sp.NumLines-g*GroupSize)]
+			var e [TimeGroupSize]byte
+			binary.LittleEndian.PutUint32(e[24:], uint32(len(deltas)))
+			if !sp.Timed {
+				e[29] = TimeUntimed
+				groups = append(groups, e[:]...)
+				continue
+			}
+			unit, exp := int64(1e9), byte(9)
+			for k := 1; k < len(ts); k++ {
+				for (ts[k]-ts[k-1])%unit != 0 {
+					unit, exp = unit/10, exp-1
+				}
+			}
+			binary.LittleEndian.PutUint64(e[0:], uint64(ts[0]))
+			binary.LittleEndian.PutUint64(e[8:], uint64(slices.Min(ts)))
+			binary.LittleEndian.PutUint64(e[16:], uint64(slices.Max(ts)))
+			e[28] = exp
+			groups = append(groups, e[:]...)
+			for k := 1; k < len(ts); k++ {
+				deltas = binary.AppendUvarint(deltas, zigzag((ts[k]-ts[k-1])/unit))
+			}
+		}
+	}
+	return groups, deltas
 }
 
 // appendDeltaList encodes ascending ids as a count, the first id, then gaps

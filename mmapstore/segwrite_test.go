@@ -35,6 +35,7 @@ type segmentCase struct {
 	files []SegFile
 	spans []Span
 	locs  []LineLoc // per line id
+	times []int64   // per line id, in timed spans
 	terms *testTerms
 }
 
@@ -57,6 +58,11 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 		f := SegFile{ID: uint64(10 + fi), Root: fi % 2, Path: fmt.Sprintf("dir/f%d.log", fi), Size: 1 << 30, MTime: int64(r.Uint32()),
 			Dev: uint64(r.Uint32()), Ino: uint64(r.Uint32()), FPLen: 1024, FP: r.Uint64()}
 		lt.BeginSpan(f, offs[fi], linenos[fi])
+		// Times in a unit of its own per span (ns to s), moving forward
+		// mostly, sometimes back (interleaved writers), sometimes none.
+		timed := r.IntN(3) > 0
+		unit := []int64{1, 1e3, 1e6, 1e9}[r.IntN(4)]
+		now := int64(1.7e18) + r.Int64N(1e15)
 		for range r.IntN(300) {
 			n := int64(1 + r.IntN(200))
 			switch r.IntN(50) {
@@ -67,6 +73,12 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 			}
 			id := lt.AddLine(n)
 			c.locs = append(c.locs, LineLoc{Span: len(lt.spans) - 1, Offset: offs[fi], Length: n})
+			c.times = append(c.times, 0)
+			if timed {
+				now += (r.Int64N(2000) - 100) * unit
+				lt.SetTime(id, now)
+				c.times[id] = now
+			}
 			if int(id) != len(c.locs)-1 {
 				panic("line ids not consecutive")
 			}
@@ -205,6 +217,35 @@ func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
 		for _, ch := range chunks {
 			if c.locs[ch.FirstLine].Offset != ch.Start {
 				t.Fatalf("%s: chunk starts at %d but line %d is at %d", name, ch.Start, ch.FirstLine, c.locs[ch.FirstLine].Offset)
+			}
+		}
+	}
+	// time index
+	for si, sp := range c.spans {
+		var lo, hi int64 = 1 << 62, -1 << 62
+		err := s.WalkTimes(si, sp.NumLines/2, func(line uint32, ts int64) bool {
+			if line < sp.FirstLine+sp.NumLines/2 || ts != c.times[line] {
+				t.Fatalf("%s: WalkTimes(%d) gave line %d at %d, want %d", name, si, line, ts, c.times[line])
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatalf("%s: WalkTimes(%d): %v", name, si, err)
+		}
+		for id := sp.FirstLine; id < sp.FirstLine+sp.NumLines; id++ {
+			ts, ok, err := s.LineTime(id)
+			if err != nil || ok != sp.Timed || ok && ts != c.times[id] {
+				t.Fatalf("%s: LineTime(%d) = %d %v %v, want %d (timed %v)", name, id, ts, ok, err, c.times[id], sp.Timed)
+			}
+			lo, hi = min(lo, c.times[id]), max(hi, c.times[id])
+		}
+		if sp.Timed && (sp.MinTime != lo || sp.MaxTime != hi) {
+			t.Fatalf("%s: span %d range [%d, %d], want [%d, %d]", name, si, sp.MinTime, sp.MaxTime, lo, hi)
+		}
+		for g := sp.FirstGroup; g < sp.FirstGroup+(sp.NumLines+GroupSize-1)/GroupSize; g++ {
+			tg, err := s.TimeGroupOf(g)
+			if err != nil || tg.Timed != sp.Timed || tg.Timed && (tg.Min < lo || tg.Max > hi) {
+				t.Fatalf("%s: TimeGroupOf(%d) = %+v, %v", name, g, tg, err)
 			}
 		}
 	}
