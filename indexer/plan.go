@@ -252,7 +252,8 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 			k := max(want-pos, 0)
 			lines += int64(countNL(data[:k]))
 			if j := indexNL(data[k:]); j >= 0 {
-				return pos + k + int64(j) + 1, lines + 1, nil
+				c, extra := u.timedCut(f, rec, pos+k+int64(j)+1, end)
+				return c, lines + 1 + extra, nil
 			}
 			lines += int64(countNL(data[k:]))
 			pos += int64(m)

@@ -7,7 +7,9 @@ package mmapstore
 // time without decoding them.
 
 import (
+	"cmp"
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -136,4 +138,41 @@ func (s *Segment) walkGroupTimes(g uint32, last int, fn func(k int, t int64) boo
 		}
 	}
 	return nil
+}
+
+// GroupTimes appends to dst the times of the lines of the k-th line group
+// of span si (up to GroupSize lines), decoding the group once: a task
+// walking a span's lines in order reads each group's times once.
+func (s *Segment) GroupTimes(si int, k uint32, dst []int64) ([]int64, error) {
+	if err := s.check(); err != nil {
+		return dst, err
+	}
+	sp := &s.spans[si]
+	if !sp.Timed || k*GroupSize >= sp.NumLines {
+		return dst, fmt.Errorf("span %d has no time group %d", si, k)
+	}
+	n := min(GroupSize, int(sp.NumLines-k*GroupSize))
+	err := s.walkGroupTimes(sp.FirstGroup+k, n-1, func(_ int, t int64) bool {
+		dst = append(dst, t)
+		return true
+	})
+	return dst, err
+}
+
+// TZ is the zone the index's times were computed in, for timestamps that
+// do not write one ("UTC" when not recorded).
+func (ix *Index) TZ() string { return cmp.Or(ix.manifest.TZ, "UTC") }
+
+// TimeRange is the range of the times of every timed line of the index
+// (ok false when there is none), from the spans' ranges.
+func (ix *Index) TimeRange() (lo, hi int64, ok bool) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	for _, s := range ix.segments {
+		for _, sp := range s.spans {
+			if sp.Timed {
+				lo, hi, ok = min(lo, sp.MinTime), max(hi, sp.MaxTime), true
+			}
+		}
+	}
+	return lo, hi, ok
 }

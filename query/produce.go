@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
@@ -20,6 +21,8 @@ const (
 type hitRec struct {
 	line, off, n int64
 	tpos         int // start of the text in task.buf, -1 without text
+	t            int64
+	timed        bool
 }
 
 type task struct {
@@ -47,15 +50,24 @@ type task struct {
 	candidates int64
 	verified   int64
 	scanned    int64
-	shrunk     bool  // the file was found shorter than its index says
-	damage     error // the segment was found damaged: the span was read raw
-	err        error
-	done       chan struct{}
+	// Time: the range kept, the task's own histogram, and where the
+	// lines' times come from (the index, or the lines themselves).
+	tr        *TimeRange
+	hist      *Histogram
+	wantTimes bool
+	times     *spanTimes
+	rtimer    *readTimer
+
+	shrunk bool  // the file was found shorter than its index says
+	damage error // the segment was found damaged: the span was read raw
+	err    error
+	done   chan struct{}
 }
 
 // spans by offset, then its unindexed tail.
 func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, emit func(*task) bool) error {
 	var sure int64 // hits the tasks emitted so far hold at least
+	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
 	for _, f := range s.files {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -71,27 +83,34 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			}
 			seg := s.segs[sr.seg]
 			sp := seg.Spans()[sr.span]
+			if !opt.Time.meets(sp.MinTime, sp.MaxTime) && sp.Timed || !sp.Timed && !opt.Time.keep(0, false) {
+				continue // no line of the span is in the time range
+			}
 			if p.mode == planIDs {
 				if rangeCard(p.cands, sp.FirstLine, sp.FirstLine+sp.NumLines) == 0 {
 					continue
 				}
-				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p})
+				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)})
 				continue
 			}
 			if p.mode == planRaw {
-				ts = append(ts, rawTask(f, sp))
+				ts = append(ts, rawTask(f, sp, s.loc, timing))
 				continue
 			}
 			chunks, err := seg.SpanChunks(sr.span, scanChunk)
 			if errors.Is(err, mmapstore.ErrCorrupt) {
-				ts = append(ts, rawTask(f, sp))
+				ts = append(ts, rawTask(f, sp, s.loc, timing))
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			for _, c := range chunks {
-				ts = append(ts, &task{kind: taskScan, file: f, start: c.Start, end: c.End, line0: sp.StartLineNo + int64(c.FirstLine-sp.FirstLine)})
+			for ci, c := range chunks {
+				if opt.Time != nil && sp.Timed && !chunkMeets(seg, sr.span, chunks, ci, opt.Time) {
+					continue
+				}
+				ts = append(ts, &task{kind: taskScan, file: f, seg: seg, span: sr.span, start: c.Start, end: c.End,
+					line0: sp.StartLineNo + int64(c.FirstLine-sp.FirstLine), times: spanTimesIf(timing, seg, sr.span)})
 			}
 		}
 		// Every file is looked at: bytes appended since indexing are
@@ -102,13 +121,21 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if err != nil {
 			h = live.Failed(err)
 		}
+		rec := f.Record()
 		switch {
 		case h.File() == nil && h.Stale() != nil: // gone or unreadable
 			ts = nil
 		case h.Stale() != nil || whole: // answer from the file as it is now
 			ts = []*task{{kind: taskScan, file: f, start: 0, end: h.Size(), line0: 1, final: true}}
-		case h.Size() > f.Record().Indexed:
-			ts = append(ts, &task{kind: taskScan, file: f, start: f.Record().Indexed, end: h.Size(), line0: f.Record().Lines + 1, final: true})
+			if timing {
+				ts[0].rtimer = newReadTimer(s.loc, rec, false)
+			}
+		case h.Size() > rec.Indexed:
+			t := &task{kind: taskScan, file: f, start: rec.Indexed, end: h.Size(), line0: rec.Lines + 1, final: true}
+			if timing {
+				t.rtimer = newReadTimer(s.loc, rec, true)
+			}
+			ts = append(ts, t)
 		}
 		if len(ts) == 0 && h.Stale() == nil && opt.PerFile == nil {
 			h.Close()
@@ -120,6 +147,10 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		}
 		for _, t := range ts {
 			t.h = h
+			t.tr, t.wantTimes = opt.Time, opt.Times
+			if opt.Histogram != nil {
+				t.hist = &Histogram{Start: opt.Histogram.Start, Step: opt.Histogram.Step, Counts: make([]int64, len(opt.Histogram.Counts))}
+			}
 			if opt.After != nil && f.Path == opt.After.Path {
 				t.after = opt.After.Line
 			}
@@ -127,7 +158,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
 			}
-			if t.kind == taskIDs && t.after == 0 {
+			if t.kind == taskIDs && t.after == 0 && opt.Time == nil { // a time filter may drop sure hits
 				sure += t.sureHits()
 			}
 			if !emit(t) {
@@ -139,9 +170,38 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 }
 
 // rawTask reads span sp as a byte range of f's file, without the offset
-// index (whose damage is why).
-func rawTask(f *File, sp mmapstore.Span) *task {
-	return &task{kind: taskScan, file: f, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo}
+// index (whose damage is why), timing lines from their text if asked.
+func rawTask(f *File, sp mmapstore.Span, loc *time.Location, timing bool) *task {
+	t := &task{kind: taskScan, file: f, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo}
+	if timing {
+		t.rtimer = newReadTimer(loc, f.Record(), false)
+	}
+	return t
+}
+
+func spanTimesIf(timing bool, seg *mmapstore.Segment, si int) *spanTimes {
+	if !timing {
+		return nil
+	}
+	return newSpanTimes(seg, si)
+}
+
+// chunkMeets reports whether chunk ci of a timed span may hold a line in
+// tr, from the ranges of its line groups (an unreadable one says yes: the
+// lines then decide).
+func chunkMeets(seg *mmapstore.Segment, si int, chunks []mmapstore.Chunk, ci int, tr *TimeRange) bool {
+	sp := seg.Spans()[si]
+	end := sp.FirstLine + sp.NumLines
+	if ci+1 < len(chunks) {
+		end = chunks[ci+1].FirstLine
+	}
+	for l := chunks[ci].FirstLine; l < end; l += mmapstore.GroupSize {
+		tg, err := seg.TimeGroupOf(sp.FirstGroup + (l-sp.FirstLine)/mmapstore.GroupSize)
+		if err != nil || !tg.Timed || tr.meets(tg.Min, tg.Max) {
+			return true
+		}
+	}
+	return false
 }
 
 // sureHits is how many hits an IDs task holds at least: its candidates

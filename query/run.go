@@ -31,7 +31,11 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 		if errors.Is(t.err, mmapstore.ErrCorrupt) {
 			sp := t.seg.Spans()[t.span]
 			*t = task{kind: taskScan, file: t.file, h: t.h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
-				after: t.after, beyond: t.beyond, need: t.need, done: t.done, damage: t.err}
+				after: t.after, beyond: t.beyond, need: t.need, done: t.done, damage: t.err,
+				tr: t.tr, hist: t.hist, wantTimes: t.wantTimes}
+			if t.tr != nil || t.hist != nil || t.wantTimes {
+				t.rtimer = newReadTimer(s.loc, t.file.Record(), false)
+			}
 			t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
 		}
 	case taskScan:
@@ -69,7 +73,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	} else {
 		nverify = n
 	}
-	if countOnly && nverify == 0 {
+	if countOnly && nverify == 0 && t.tr == nil && t.hist == nil {
 		t.count = int64(n) // exact: nothing to read
 		return nil
 	}
@@ -80,6 +84,8 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		id     uint32
 		off, n int64
 		verify bool
+		t      int64
+		timed  bool
 	}
 	it := p.cands.Iterator()
 	it.AdvanceIfNeeded(lo)
@@ -107,8 +113,20 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 				break
 			}
 			it.Next()
+			var ts int64
+			var timed bool
+			if t.times != nil {
+				var err error
+				if ts, timed, err = t.times.at(id); err != nil {
+					return err
+				}
+				if !t.tr.keep(ts, timed) {
+					continue
+				}
+			}
 			verify := p.verify == nil || p.verify.Contains(id)
 			if !verify && full() {
+				t.count1(ts, timed)
 				extra++
 				continue
 			}
@@ -116,7 +134,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			if err != nil {
 				return err
 			}
-			locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: verify})
+			locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
 		}
 		if len(locs) == 0 {
 			if !it.HasNext() || it.PeekNext() >= hi {
@@ -137,11 +155,12 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			}
 			if !needRead {
 				for _, l := range locs[i:j] {
+					t.count1(l.t, l.timed)
 					if full() {
 						extra++
 						continue
 					}
-					t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1})
+					t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed})
 				}
 				i = j
 				continue
@@ -169,11 +188,12 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 						continue
 					}
 				}
+				t.count1(l.t, l.timed)
 				if full() {
 					extra++
 					continue
 				}
-				h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1}
+				h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed}
 				if wantText {
 					h.tpos = len(t.buf)
 					t.buf = append(t.buf, text...)
@@ -252,7 +272,10 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 // possibly unterminated), whose first line has number lineNo; it returns
 // the number of the line after the block.
 func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64, wantText, countOnly bool, maxRecs int, ls *lineState) int64 {
-	if countOnly && q.single != nil && t.after == 0 {
+	if t.rtimer != nil {
+		return s.scanBlockTimed(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
+	}
+	if countOnly && q.single != nil && t.after == 0 && t.times == nil {
 		t.count += int64(q.single.CountLines(block))
 		lineNo += int64(bytes.Count(block, nl))
 		if len(block) > 0 && block[len(block)-1] != '\n' {
@@ -267,11 +290,24 @@ func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64,
 		if lineNo <= t.after {
 			return // before the paging cursor
 		}
+		var ts int64
+		var timed bool
+		if t.times != nil {
+			var err error
+			ts, timed, err = t.times.at(t.times.sp.FirstLine + uint32(lineNo-t.times.sp.StartLineNo))
+			if err != nil {
+				timed = false // a damaged time index: the line is kept, untimed
+			}
+			if !t.tr.keep(ts, timed) {
+				return
+			}
+			t.count1(ts, timed)
+		}
 		if countOnly || maxRecs > 0 && len(t.hits) >= maxRecs {
 			t.count++ // beyond what can be delivered: count only
 			return
 		}
-		h := hitRec{line: lineNo, off: pos + int64(ls0), n: int64(le - ls0), tpos: -1}
+		h := hitRec{line: lineNo, off: pos + int64(ls0), n: int64(le - ls0), tpos: -1, t: ts, timed: timed}
 		if wantText {
 			h.tpos = len(t.buf)
 			t.buf = append(t.buf, block[ls0:le]...)
@@ -302,3 +338,41 @@ func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64,
 }
 
 var nl = []byte{'\n'}
+
+// scanBlockTimed is scanBlock for lines timed from their text (no index
+// times): every line is timed, in order, so that one without a timestamp
+// takes the previous line's.
+func (s *Searcher) scanBlockTimed(q *Query, t *task, block []byte, pos, lineNo int64, wantText, countOnly bool, maxRecs int, ls *lineState) int64 {
+	for i := 0; i < len(block); lineNo++ {
+		j := bytes.IndexByte(block[i:], '\n')
+		e := i + j
+		if j < 0 {
+			e = len(block)
+		}
+		line := block[i:e]
+		ts, timed := t.rtimer.line(line)
+		ls.reset(line)
+		if lineNo > t.after && t.tr.keep(ts, timed) && q.m.match(ls) {
+			t.count1(ts, timed)
+			if countOnly || maxRecs > 0 && len(t.hits) >= maxRecs {
+				t.count++
+			} else {
+				h := hitRec{line: lineNo, off: pos + int64(i), n: int64(e - i), tpos: -1, t: ts, timed: timed}
+				if wantText {
+					h.tpos = len(t.buf)
+					t.buf = append(t.buf, line...)
+				}
+				t.hits = append(t.hits, h)
+			}
+		}
+		i = e + 1
+	}
+	return lineNo
+}
+
+// count1 counts one matching line in the task's histogram.
+func (t *task) count1(ts int64, timed bool) {
+	if t.hist != nil {
+		t.hist.add(ts, timed, 1)
+	}
+}

@@ -15,10 +15,14 @@ import (
 )
 
 // Cursor is a position in the ordered hit stream: hits after it are those
-// with a greater (path, line). It stays valid across index updates.
+// with a greater (path, line), or in a time order a later (or, newest
+// first, earlier) time, then path and line. It stays valid across index
+// updates.
 type Cursor struct {
-	Path string `json:"p"`
-	Line int64  `json:"l"`
+	Path  string `json:"p"`
+	Line  int64  `json:"l"`
+	Time  int64  `json:"t,omitempty"`
+	Timed bool   `json:"tt,omitempty"`
 }
 
 // Encode renders the cursor as an opaque token.
@@ -49,6 +53,15 @@ type Options struct {
 	// PerFile, when set, is called once for every file in order with its
 	// number of hits (zero included), as grep -c prints them.
 	PerFile func(f *File, n int64) error
+	// Time keeps only the lines in a time range (nil: every line).
+	Time *TimeRange
+	// Times gives every hit its time (Hit.Time).
+	Times bool
+	// Histogram, when set, counts every matching line in its time bucket
+	// (pass a nil fn to only count).
+	Histogram *Histogram
+	// Order is the order hits are delivered in (OrderPath: grep's).
+	Order Order
 }
 
 // Hit is one matching line.
@@ -58,6 +71,8 @@ type Hit struct {
 	Offset int64 // byte offset of the line in the file
 	Length int64 // length of the line's text (without '\n')
 	Text   []byte
+	Time   int64 // unix ns, with Options.Times (or a time order or filter)
+	Timed  bool  // whether the line has a time (its file has timestamps)
 }
 
 // Stats describe how a search was answered.
@@ -84,6 +99,9 @@ var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // and its Text are valid only during the call. Returning an error from fn
 // stops the search with that error.
 func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (*Stats, error) {
+	if opt.Order != OrderPath && opt.PerFile == nil {
+		return s.searchOrdered(ctx, q, opt, fn)
+	}
 	if err := s.ix.Acquire(); err != nil {
 		return nil, err
 	}
@@ -265,6 +283,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		if t.damage != nil && !slices.Contains(st.Damaged, t.damage.Error()) {
 			st.Damaged = append(st.Damaged, t.damage.Error())
 		}
+		if t.hist != nil && opt.Histogram != nil {
+			opt.Histogram.merge(t.hist)
+		}
 		st.Candidates += t.candidates
 		st.Verified += t.verified
 		st.Scanned += t.scanned
@@ -289,7 +310,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				}
 				continue
 			}
-			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Time: h.t, Timed: h.timed}
 			if h.tpos >= 0 {
 				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
 			}

@@ -10,6 +10,7 @@ package query
 import (
 	"os"
 	"sort"
+	"time"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query/live"
@@ -43,6 +44,7 @@ type Searcher struct {
 	// damagedFiles have lines in segments that could not be opened: they
 	// are read whole.
 	damagedFiles map[uint64]bool
+	loc          *time.Location // of timestamps without a zone, as indexed
 	workers      int
 	noInline     bool // tests: always use the worker pipeline
 }
@@ -56,7 +58,10 @@ func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 			roots[i].Given = display[i]
 		}
 	}
-	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles()}
+	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
+	if loc, err := time.LoadLocation(ix.TZ()); err == nil {
+		s.loc = loc
+	}
 	for _, rec := range ix.Files() {
 		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), lf: s.logs.Track(rec)}
 		s.files = append(s.files, f)

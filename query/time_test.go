@@ -1,0 +1,229 @@
+package query
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/mmapstore/logtime"
+	"github.com/logdex/logdex/query/lang"
+)
+
+// refTimes gives every reference line its time as the index defines it:
+// parsed with logtime per file, a line without a timestamp takes the
+// previous line's, lines before a file's first timestamp take that one's;
+// a file without any has none.
+func refTimes(t *testing.T, lines []refLine) (times []int64, timed []bool) {
+	t.Helper()
+	times, timed = make([]int64, len(lines)), make([]bool, len(lines))
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && lines[j].path == lines[i].path {
+			j++
+		}
+		fi, err := os.Stat(lines[i].path)
+		must(t, err)
+		p := logtime.NewParser(logtime.Options{ModTime: fi.ModTime()})
+		ok := make([]bool, j-i)
+		for k := i; k < j; k++ {
+			times[k], ok[k-i] = p.Parse(lines[k].text)
+		}
+		if logtime.Fill(times[i:j], ok) {
+			for k := i; k < j; k++ {
+				timed[k] = true
+			}
+		}
+		i = j
+	}
+	return times, timed
+}
+
+// TestTimeRanges: searches restricted to random time ranges give exactly
+// the lines a reference that times every line selects; histograms of the
+// same searches add up to their totals; the time orders deliver the same
+// lines sorted, and page through them with cursors exactly once.
+func TestTimeRanges(t *testing.T) {
+	roots := corpora(t)
+	lines := refLines(t, roots...)
+	times, timed := refTimes(t, lines)
+	s := testIndex(t, 256<<10, roots...) // several parts per big file: cuts must keep times
+	lo, hi, ok := s.Index().TimeRange()
+	if !ok {
+		t.Fatal("no timed lines in the corpora")
+	}
+	seed := testSeed()
+	g := &queryGen{r: rand.New(rand.NewPCG(seed, 23)), lines: lines}
+	n := cases(200, 30)
+	for i := range n {
+		// Ranges bounded by lines' own times (so that a bound falls on a
+		// line, the edge of a group or a span), or open at one end.
+		a, b := times[g.r.IntN(len(times))], times[g.r.IntN(len(times))]
+		if a > b {
+			a, b = b, a
+		}
+		tr := &TimeRange{From: a, To: b, ExcludeUntimed: g.r.IntN(2) == 0}
+		switch i % 7 {
+		case 0:
+			tr.From = math.MinInt64
+		case 1:
+			tr.To = math.MaxInt64
+		case 2:
+			tr.To = a + g.r.Int64N(int64(time.Hour))
+		}
+		var node lang.Node = g.atom()
+		if i%5 == 0 {
+			node = &lang.All{}
+		}
+		q, err := CompileNode(node, lang.ModeQuery)
+		must(t, err)
+		var want []gotLine
+		var wantTimes []int64
+		for li := range lines {
+			l := &lines[li]
+			// The reference's own reading of [From, To), not TimeRange's.
+			in := !timed[li] && !tr.ExcludeUntimed || timed[li] && tr.From <= times[li] && times[li] < tr.To
+			if in && refEval(node, l) {
+				want = append(want, gotLine{l.path, l.no, string(l.text)})
+				wantTimes = append(wantTimes, times[li])
+			}
+		}
+		var got []gotLine
+		st, err := s.Search(context.Background(), q, Options{Text: true, Time: tr, Times: true}, func(h *Hit) error {
+			got = append(got, gotLine{h.File.Path, h.Line, string(h.Text)})
+			if k := len(got) - 1; k < len(wantTimes) && h.Timed && h.Time != wantTimes[k] {
+				t.Fatalf("seed %d: %s:%d has time %d, want %d", seed, h.File.Path, h.Line, h.Time, wantTimes[k])
+			}
+			return nil
+		})
+		must(t, err)
+		if err := diffLines(got, want); err != nil {
+			t.Fatalf("seed %d query %d %v in [%d, %d) untimed excluded %v: %v", seed, i, node, tr.From, tr.To, tr.ExcludeUntimed, err)
+		}
+		// The histogram of the same search adds up to its total.
+		from, to := max(tr.From, lo), min(tr.To, hi+1)
+		if from < to {
+			h := NewHistogram(from, to, 1+g.r.IntN(120))
+			hst, err := s.Search(context.Background(), q, Options{Time: tr, Histogram: h}, nil)
+			must(t, err)
+			var sum int64
+			for _, c := range h.Counts {
+				sum += c
+			}
+			if sum+h.Before+h.After+h.Untimed != hst.Total || hst.Total != st.Total || h.Before != 0 || h.After != 0 {
+				t.Fatalf("seed %d query %d: histogram %d+%d+%d+%d, total %d (search %d)", seed, i, sum, h.Before, h.After, h.Untimed, hst.Total, st.Total)
+			}
+		}
+		if len(want) <= 3000 || i%5 == 0 {
+			checkTimeOrder(t, s, q, tr, want, g.r)
+		}
+	}
+}
+
+// checkTimeOrder: oldest first and newest first deliver the lines of the
+// path order, sorted by time, and pages of a random size with cursors give
+// each exactly once.
+func checkTimeOrder(t *testing.T, s *Searcher, q *Query, tr *TimeRange, want []gotLine, r *rand.Rand) {
+	t.Helper()
+	for _, o := range []Order{OrderOldest, OrderNewest} {
+		var all []timedHit
+		var got []gotLine
+		_, err := s.Search(context.Background(), q, Options{Text: true, Time: tr, Order: o}, func(h *Hit) error {
+			all = append(all, timedHit{f: h.File, line: h.Line, t: h.Time, timed: h.Timed})
+			got = append(got, gotLine{h.File.Path, h.Line, string(h.Text)})
+			return nil
+		})
+		must(t, err)
+		for i := 1; i < len(all); i++ {
+			if o.before(&all[i], &all[i-1]) {
+				t.Fatalf("%v order %v: hit %d out of order", q, o, i)
+			}
+		}
+		sorted := slices.Clone(got)
+		slices.SortFunc(sorted, func(a, b gotLine) int {
+			if c := cmpStr(a.path, b.path); c != 0 {
+				return c
+			}
+			return int(a.no - b.no)
+		})
+		if err := diffLines(sorted, want); err != nil {
+			t.Fatalf("%v order %v: not the lines of the path order: %v", q, o, err)
+		}
+		limit := 1 + r.IntN(40)
+		if len(all) > 2000 {
+			limit = len(all)/20 + 1 // a few pages of a big answer
+		}
+		var after *Cursor
+		var paged []timedHit
+		for {
+			var page []timedHit
+			st, err := s.Search(context.Background(), q, Options{Time: tr, Order: o, Limit: limit, After: after}, func(h *Hit) error {
+				page = append(page, timedHit{f: h.File, line: h.Line, t: h.Time, timed: h.Timed})
+				return nil
+			})
+			must(t, err)
+			paged = append(paged, page...)
+			if !st.Truncated {
+				break
+			}
+			l := page[len(page)-1]
+			after = &Cursor{Path: l.f.Path, Line: l.line, Time: l.t, Timed: l.timed}
+		}
+		if len(paged) != len(all) {
+			t.Fatalf("%v order %v: paging by %d gave %d hits, want %d", q, o, limit, len(paged), len(all))
+		}
+		for i := range paged {
+			if paged[i].f != all[i].f || paged[i].line != all[i].line {
+				t.Fatalf("%v order %v: paging by %d: hit %d differs", q, o, limit, i)
+			}
+		}
+	}
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestTimesOfAppendedLines: lines appended after indexing are timed from
+// their text (a line without a timestamp carries the last indexed time),
+// and filtered like indexed ones.
+func TestTimesOfAppendedLines(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "app.log")
+	must(t, os.WriteFile(p, []byte("2026-11-29T10:00:00Z INFO start\n2026-11-29T10:05:00Z WARN slow\n"), 0o644))
+	s := testIndex(t, 1<<20, root)
+	appendFile(t, p, "  continuation of slow\n2026-11-29T11:00:00Z WARN later\n")
+	q, err := Compile([]string{"slow OR later"}, lang.ModeQuery, true)
+	must(t, err)
+	at := func(v string) int64 { tm, _ := time.Parse(time.RFC3339, v); return tm.UnixNano() }
+	for _, c := range []struct {
+		from, to string
+		want     []int64
+	}{
+		{"2026-11-29T10:00:00Z", "2026-11-29T10:30:00Z", []int64{2, 3}},
+		{"2026-11-29T10:30:00Z", "2026-11-29T12:00:00Z", []int64{4}},
+	} {
+		var got []int64
+		_, err := s.Search(context.Background(), q, Options{Time: &TimeRange{From: at(c.from), To: at(c.to)}, Times: true}, func(h *Hit) error {
+			got = append(got, h.Line)
+			if !h.Timed {
+				t.Errorf("line %d untimed", h.Line)
+			}
+			return nil
+		})
+		must(t, err)
+		if !slices.Equal(got, c.want) {
+			t.Fatalf("[%s, %s): lines %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package query
+
+// Time: selecting lines by time, giving hits their times, and counting
+// matching lines per time bucket. Indexed lines take their time from the
+// segment's time index (a group of 64 decoded once per task); lines read
+// where the index has no times (appended since indexing, files replaced
+// or with a damaged segment) are timed with the same parser the indexer
+// uses.
+
+import (
+	"math"
+	"time"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logtime"
+)
+
+// TimeRange selects lines whose time is in [From, To) (unix ns; use
+// math.MinInt64 and math.MaxInt64 for an open end). Lines of files without
+// timestamps are kept unless ExcludeUntimed: a time filter drops them only
+// when asked to.
+type TimeRange struct {
+	From, To       int64
+	ExcludeUntimed bool
+}
+
+// keep reports whether a line with time t (timed false: none) is selected.
+func (r *TimeRange) keep(t int64, timed bool) bool {
+	if r == nil {
+		return true
+	}
+	if !timed {
+		return !r.ExcludeUntimed
+	}
+	return r.From <= t && t < r.To
+}
+
+// meets reports whether some time in [lo, hi] is in the range.
+func (r *TimeRange) meets(lo, hi int64) bool {
+	return r == nil || lo < r.To && hi >= r.From
+}
+
+// Histogram counts matching lines per time bucket: bucket i covers
+// [Start+i*Step, Start+(i+1)*Step). Lines outside every bucket are counted
+// in Before and After, lines without a time in Untimed.
+type Histogram struct {
+	Start, Step   int64
+	Counts        []int64
+	Before, After int64
+	Untimed       int64
+}
+
+// add counts n lines at time t.
+func (h *Histogram) add(t int64, timed bool, n int64) {
+	switch {
+	case !timed:
+		h.Untimed += n
+	case t < h.Start:
+		h.Before += n
+	case (t-h.Start)/h.Step >= int64(len(h.Counts)):
+		h.After += n
+	default:
+		h.Counts[(t-h.Start)/h.Step] += n
+	}
+}
+
+// merge adds o's counts (a task's) to h.
+func (h *Histogram) merge(o *Histogram) {
+	for i, c := range o.Counts {
+		h.Counts[i] += c
+	}
+	h.Before += o.Before
+	h.After += o.After
+	h.Untimed += o.Untimed
+}
+
+// roundSteps are the bucket widths a histogram may take.
+var roundSteps = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 30 * 24 * time.Hour,
+	91 * 24 * time.Hour, 365 * 24 * time.Hour,
+}
+
+// NewHistogram makes a histogram of at most n buckets over [from, to) with
+// the smallest round step that fits, aligned on that step (in UTC).
+func NewHistogram(from, to int64, n int) *Histogram {
+	n = max(n, 1)
+	step := roundSteps[len(roundSteps)-1].Nanoseconds()
+	for _, d := range roundSteps {
+		if s := d.Nanoseconds(); (to-from+s-1)/s <= int64(n) {
+			step = s
+			break
+		}
+	}
+	start := floorDiv(from, step) * step
+	k := max((to-start+step-1)/step, 1)
+	return &Histogram{Start: start, Step: step, Counts: make([]int64, k)}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// spanTimes gives the lines of one span of a segment their times, decoding
+// a group of the time index at a time.
+type spanTimes struct {
+	seg   *mmapstore.Segment
+	si    int
+	sp    mmapstore.Span
+	group int64 // the group decoded into times, -1 none
+	times []int64
+}
+
+func newSpanTimes(seg *mmapstore.Segment, si int) *spanTimes {
+	return &spanTimes{seg: seg, si: si, sp: seg.Spans()[si], group: -1}
+}
+
+// at returns the time of segment line id (in the span).
+func (st *spanTimes) at(id uint32) (int64, bool, error) {
+	if !st.sp.Timed {
+		return 0, false, nil
+	}
+	rel := id - st.sp.FirstLine
+	if g := int64(rel / mmapstore.GroupSize); g != st.group {
+		var err error
+		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), st.times[:0]); err != nil {
+			st.group = -1
+			return 0, false, err
+		}
+		st.group = g
+	}
+	return st.times[rel%mmapstore.GroupSize], true, nil
+}
+
+// readTimer times lines read without the index's times, in order: a line
+// without a timestamp takes the previous line's.
+type readTimer struct {
+	p     *logtime.Parser
+	carry int64
+	have  bool
+}
+
+func newReadTimer(loc *time.Location, rec mmapstore.FileRecord, carry bool) *readTimer {
+	rt := &readTimer{p: logtime.NewParser(logtime.Options{Location: loc, ModTime: time.Unix(0, rec.MTime)})}
+	if carry && rec.Timed {
+		rt.carry, rt.have = rec.LastTime, true
+	}
+	return rt
+}
+
+func (rt *readTimer) line(text []byte) (int64, bool) {
+	if t, ok := rt.p.Parse(text); ok {
+		rt.carry, rt.have = t, true
+	}
+	return rt.carry, rt.have
+}
+
+// unbounded is a TimeRange that keeps every line.
+var unbounded = TimeRange{From: math.MinInt64, To: math.MaxInt64}
