@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,6 +184,7 @@ func BenchmarkFlagParse(b *testing.B) {
 	}{{"flag", parseLogdex}, {"pflag", parsePflag}} {
 		b.Run("lib="+lib.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				for _, args := range flagParseLines {
 					if p := lib.parse(args); p.err != nil {
@@ -189,6 +192,7 @@ func BenchmarkFlagParse(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -311,8 +315,8 @@ var _ io.Writer
 			}
 		}
 	}
-	t.Logf("| program | bytes | packages initialised | init, all packages (ms) | init allocs | exec→exit | pflag's own init |")
-	t.Logf("|---|--:|--:|--:|--:|--:|---|")
+	t.Logf("| program | bytes | linked | packages initialised | init, all packages (ms) | init allocs | exec→exit | pflag's own init |")
+	t.Logf("|---|--:|---|--:|--:|--:|--:|---|")
 	for _, m := range ms {
 		st, err := os.Stat(bins[m.name])
 		if err != nil {
@@ -320,9 +324,25 @@ var _ io.Writer
 		}
 		slices.Sort(m.clocks)
 		slices.Sort(m.walls)
-		t.Logf("| %s | %d | %d | %.3f | %d | %v | %s |", m.name, st.Size(), m.init.packages, m.clocks[len(m.clocks)/2],
+		t.Logf("| %s | %d | %s | %d | %.3f | %d | %v | %s |", m.name, st.Size(), linking(t, bins[m.name]), m.init.packages, m.clocks[len(m.clocks)/2],
 			m.init.allocs, m.walls[len(m.walls)/2].Round(10*time.Microsecond), m.init.pflag)
 	}
+}
+
+// linking says whether bin needs the dynamic loader (pflag imports net,
+// which with cgo links the C library).
+func linking(t *testing.T, bin string) string {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return "dynamic"
+		}
+	}
+	return "static"
 }
 
 // extractDecls returns the source of the named top-level declarations of
@@ -431,4 +451,15 @@ func initTrace(t *testing.T, bin string, args []string) initCost {
 		t.Fatalf("%s: no inittrace lines in %q", bin, out)
 	}
 	return c
+}
+
+// processCPU is the CPU time of this process so far. Benchmarks report it
+// per operation (cpu-ns/op) beside the wall time: on a machine shared
+// with other jobs the wall time also counts the time the benchmark waited
+// for a core, its CPU time far less. It includes the garbage collector's
+// work on other threads, which the allocating alternatives cause.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
