@@ -138,6 +138,7 @@ var grepStyleLines = []struct {
 	{"-case-sensitive 'Foo'", false, "same"},
 	{"--C 3 error", false, "Go-style double-dash letter: pflag knows only --context"},
 	{"--count error", false, "grep's long name: pflag (defined grep's way) takes it, logdex has none"},
+	{"-error logs", false, "the query -error (NOT error) without --: logdex errs, pflag (as grep) searches for rror"},
 	{"-efoo logs", false, "grep's value attached to -e: pflag takes it, logdex errs"},
 	{"-ie error logs", false, "grep's bundle ending in a flag with a value: pflag takes it, logdex errs"},
 	{"-iC2 error logs", false, "same"},
