@@ -65,19 +65,7 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := &query.Hit{File: &query.File{ID: 42, Path: c.path}, Line: 3, Offset: 1234, Length: int64(len(c.text)), Text: []byte(c.text)}
-			hj := hitJSON{FileID: 42, Path: c.path, Line: 3, Offset: 1234, Length: int64(len(c.text)), Highlights: c.hl}
-			hj.Text, hj.TextB64, hj.Truncated = lineText(h.Text)
-			for _, l := range c.before {
-				lj := lineJSON{Line: l.No}
-				lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
-				hj.Before = append(hj.Before, lj)
-			}
-			for _, l := range c.after {
-				lj := lineJSON{Line: l.No}
-				lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
-				hj.After = append(hj.After, lj)
-			}
-			want, err := json.Marshal(hj)
+			want, err := json.Marshal(hitStruct(h, c.hl, c.before, c.after))
 			if err != nil {
 				t.Fatal(err)
 			}

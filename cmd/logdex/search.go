@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -42,10 +43,10 @@ type searchFlags struct {
 	index                                                        string
 }
 
-func (e *env) search(args []string) int {
-	var sf searchFlags
+// flagSet defines the search flags on sf; usage and errors go to stderr.
+func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(stderr)
 	fs.BoolVar(&sf.fixed, "F", false, "QUERY is a literal string (grep -F)")
 	fs.BoolVar(&sf.extended, "E", false, "QUERY is a regular expression, RE2 syntax (grep -E)")
 	fs.BoolVar(&sf.fold, "i", false, "ignore case of ASCII letters in -F and -E patterns")
@@ -60,9 +61,15 @@ func (e *env) search(args []string) int {
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
 	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
 	fs.Usage = func() {
-		fmt.Fprint(e.stderr, searchUsage)
+		fmt.Fprint(stderr, searchUsage)
 		fs.PrintDefaults()
 	}
+	return fs
+}
+
+func (e *env) search(args []string) int {
+	var sf searchFlags
+	fs := sf.flagSet(e.stderr)
 	pos, err := interspersed(fs, args)
 	if err != nil {
 		return 2

@@ -58,29 +58,11 @@ var (
 	benchBuf  []byte
 )
 
-// benchData returns ~64 MiB of log text: the loghub samples in shared/
-// (LOGDEX_CORPUS overrides the directory) concatenated repeatedly, cut at a
-// line end; synthetic lines when the corpus is missing.
+// benchData returns ~64 MiB of log text: benchCorpus repeated, cut at a
+// line end.
 func benchData() []byte {
 	benchOnce.Do(func() {
-		dir := os.Getenv("LOGDEX_CORPUS")
-		if dir == "" {
-			dir = "../../../../shared/corpus/loghub"
-		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		sort.Strings(files)
-		var corpus []byte
-		for _, f := range files {
-			if b, err := os.ReadFile(f); err == nil {
-				corpus = append(corpus, b...)
-				if len(corpus) > 0 && corpus[len(corpus)-1] != '\n' {
-					corpus = append(corpus, '\n')
-				}
-			}
-		}
-		if len(corpus) == 0 {
-			corpus = synthLogs()
-		}
+		corpus := benchCorpus()
 		buf := make([]byte, 0, benchSize+len(corpus))
 		for len(buf) < benchSize {
 			buf = append(buf, corpus...)
@@ -89,6 +71,46 @@ func benchData() []byte {
 		benchBuf = buf[:bytes.LastIndexByte(buf, '\n')+1]
 	})
 	return benchBuf
+}
+
+// benchCorpus is the loghub samples (loghubDir) concatenated; synthetic
+// lines when the corpus is missing.
+func benchCorpus() []byte {
+	files, _ := filepath.Glob(filepath.Join(loghubDir(), "*.log"))
+	sort.Strings(files)
+	var corpus []byte
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			corpus = append(corpus, b...)
+			if len(corpus) > 0 && corpus[len(corpus)-1] != '\n' {
+				corpus = append(corpus, '\n')
+			}
+		}
+	}
+	if len(corpus) == 0 {
+		corpus = synthLogs()
+	}
+	return corpus
+}
+
+// loghubDir is LOGDEX_CORPUS, else a shared/corpus/loghub folder beside
+// the repository or one of its parents; "" when there is none.
+func loghubDir() string {
+	if d := os.Getenv("LOGDEX_CORPUS"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	for err == nil {
+		d := filepath.Join(dir, "shared", "corpus", "loghub")
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
 }
 
 func synthLogs() []byte {
@@ -125,14 +147,7 @@ func BenchmarkGoRegexp(b *testing.B) {
 	buf := benchData()
 	for _, p := range benchPatterns {
 		b.Run(p.name, func(b *testing.B) {
-			expr := p.expr
-			switch p.kind {
-			case 'F':
-				expr = regexp.QuoteMeta(expr)
-			case 'i':
-				expr = "(?i)" + regexp.QuoteMeta(expr)
-			}
-			re := regexp.MustCompile(expr)
+			re := regexp.MustCompile(p.goExpr())
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
 				goRegexpCount(re, buf)
@@ -141,12 +156,27 @@ func BenchmarkGoRegexp(b *testing.B) {
 	}
 }
 
-func goRegexpCount(re *regexp.Regexp, buf []byte) int {
+// goExpr is the pattern in Go regexp syntax.
+func (p benchPattern) goExpr() string {
+	switch p.kind {
+	case 'F':
+		return regexp.QuoteMeta(p.expr)
+	case 'i':
+		return "(?i)" + regexp.QuoteMeta(p.expr)
+	}
+	return p.expr
+}
+
+// goRegexpCount counts the lines of buf that re matches, one Match per
+// line.
+func goRegexpCount(re interface{ Match([]byte) bool }, buf []byte) int {
 	n := 0
-	for _, l := range splitLines(buf) {
-		if re.Match(buf[l[0]:l[1]]) {
+	for start := 0; start < len(buf); {
+		end := lineEnd(buf, start)
+		if re.Match(buf[start:end]) {
 			n++
 		}
+		start = end + 1
 	}
 	return n
 }
@@ -228,14 +258,7 @@ func TestCompareRipgrep(t *testing.T) {
 		if got := strings.TrimSpace(string(out)); got != fmt.Sprint(n) && !(got == "" && n == 0) {
 			t.Logf("%s: rg counts %q, CountLines %d (rg's \\d and . are Unicode-aware)", p.name, got, n)
 		}
-		expr := p.expr
-		switch p.kind {
-		case 'F':
-			expr = regexp.QuoteMeta(expr)
-		case 'i':
-			expr = "(?i)" + regexp.QuoteMeta(expr)
-		}
-		re := regexp.MustCompile(expr)
+		re := regexp.MustCompile(p.goExpr())
 		goRE := best(1, func() time.Duration {
 			t0 := threadCPU()
 			goRegexpCount(re, buf)
