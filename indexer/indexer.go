@@ -45,8 +45,9 @@ type Options struct {
 	// Verify checks every checksum of every live segment (reading them
 	// whole) instead of only their headers; damaged ones are rebuilt.
 	Verify bool
-	// Location is the zone of timestamps that do not write one (nil:
-	// UTC). Changing it rebuilds the index: the times in it depend on it.
+	// Location is the zone of timestamps that do not write one (nil: the
+	// index's, UTC for a new one). Changing it rebuilds the index: the
+	// times in it depend on it.
 	Location *time.Location
 }
 
@@ -143,7 +144,15 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if oldTZ, tz := cmp.Or(old.TZ, zoneName(nil)), zoneName(opt.Location); oldTZ != tz && len(old.Files) > 0 {
+	// The zone of timestamps without one sticks to the index: only an
+	// explicit change rebuilds it (its times depend on it).
+	oldTZ := cmp.Or(old.TZ, zoneName(nil))
+	if opt.Location == nil {
+		opt.Location = time.UTC
+		if loc, err := time.LoadLocation(oldTZ); err == nil {
+			opt.Location = loc
+		}
+	} else if tz := zoneName(opt.Location); tz != oldTZ && len(old.Files) > 0 {
 		log.Warn().Str("from", oldTZ).Str("to", tz).Msg("time zone changed: rebuilding the index (its times depend on it)")
 		old = &mmapstore.Manifest{NextFileID: 1, NextSegmentID: max(old.NextSegmentID, nextSegmentID(opt.Dir))}
 	}

@@ -8,6 +8,7 @@
 package query
 
 import (
+	"math"
 	"os"
 	"sort"
 	"time"
@@ -20,12 +21,25 @@ import (
 type File struct {
 	ID    uint64
 	Path  string // display path, as grep -r prints it
+	s     *Searcher
 	lf    *live.File
 	spans []spanRef // this file's line ranges, in file offset order
 }
 
 // Record is the file's index record (a copy).
 func (f *File) Record() mmapstore.FileRecord { return f.lf.Record() }
+
+// TimeRange is the range of the times of the file's indexed lines (ok
+// false when it has none).
+func (f *File) TimeRange() (lo, hi int64, ok bool) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	for _, sr := range f.spans {
+		if sp := f.s.segs[sr.seg].Spans()[sr.span]; sp.Timed {
+			lo, hi, ok = min(lo, sp.MinTime), max(hi, sp.MaxTime), true
+		}
+	}
+	return lo, hi, ok
+}
 
 type spanRef struct {
 	seg  int
@@ -63,7 +77,7 @@ func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 		s.loc = loc
 	}
 	for _, rec := range ix.Files() {
-		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), lf: s.logs.Track(rec)}
+		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), s: s, lf: s.logs.Track(rec)}
 		s.files = append(s.files, f)
 		s.byID[f.ID] = f
 	}
@@ -92,6 +106,10 @@ func (s *Searcher) SetWorkers(n int) { s.workers = n }
 // SetWatch makes the searcher trust earlier looks at files that w reports
 // unchanged. Call before searching.
 func (s *Searcher) SetWatch(w *live.Watch) { s.logs.SetWatch(w) }
+
+// Location is the zone the index's times were computed in (for rendering
+// them as written).
+func (s *Searcher) Location() *time.Location { return s.loc }
 
 // Index is the snapshot searched.
 func (s *Searcher) Index() *mmapstore.Index { return s.ix }

@@ -23,6 +23,12 @@ type fileJSON struct {
 	Lines        int64     `json:"lines"`         // complete lines indexed
 	IndexedBytes int64     `json:"indexed_bytes"` // prefix covered by the index
 	MTime        time.Time `json:"mtime"`
+	// Times: the format detected and the range of the indexed lines'
+	// times; a file without timestamps has timed false and none.
+	Timed      bool   `json:"timed"`
+	TimeFormat string `json:"time_format,omitempty"`
+	FirstTime  string `json:"first_time,omitempty"`
+	LastTime   string `json:"last_time,omitempty"`
 }
 
 func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
@@ -36,11 +42,18 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Files []fileJSON `json:"files"`
 	}{Files: make([]fileJSON, 0, len(files))}
+	loc := sn.s.Location()
 	for _, f := range files {
-		out.Files = append(out.Files, fileJSON{
-			ID: f.ID, Path: f.Path, Size: f.Record().Size, Lines: f.Record().Lines, IndexedBytes: f.Record().Indexed,
-			MTime: time.Unix(0, f.Record().MTime).UTC(),
-		})
+		rec := f.Record()
+		fj := fileJSON{
+			ID: f.ID, Path: f.Path, Size: rec.Size, Lines: rec.Lines, IndexedBytes: rec.Indexed,
+			MTime: time.Unix(0, rec.MTime).UTC(), Timed: rec.Timed, TimeFormat: rec.TimeFormat,
+		}
+		if lo, hi, ok := f.TimeRange(); ok {
+			fj.FirstTime = time.Unix(0, lo).In(loc).Format(time.RFC3339Nano)
+			fj.LastTime = time.Unix(0, hi).In(loc).Format(time.RFC3339Nano)
+		}
+		out.Files = append(out.Files, fj)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

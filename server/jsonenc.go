@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/base64"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/logdex/logdex/query"
@@ -111,7 +112,7 @@ func appendLineFields(dst, raw []byte) []byte {
 
 // appendHit appends one hit of /api/search; hl are its highlights already
 // clipped to the text sent.
-func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line) []byte {
+func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line, loc *time.Location) []byte {
 	dst = append(dst, `{"file_id":`...)
 	dst = strconv.AppendUint(dst, h.File.ID, 10)
 	dst = append(dst, `,"path":`...)
@@ -122,6 +123,11 @@ func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line
 	dst = strconv.AppendInt(dst, h.Offset, 10)
 	dst = append(dst, `,"length":`...)
 	dst = strconv.AppendInt(dst, h.Length, 10)
+	if h.Timed {
+		dst = append(dst, `,"time":"`...)
+		dst = time.Unix(0, h.Time).In(loc).AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	}
 	dst = appendLineFields(dst, h.Text)
 	dst = append(dst, `,"highlights":`...)
 	if hl == nil {

@@ -72,7 +72,7 @@ func encodePageHand(dst []byte, hits []pageHit) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		p := &hits[i]
-		scratch = appendHit(scratch[:0], &p.h, p.hl, p.before, p.after)
+		scratch = appendHit(scratch[:0], &p.h, p.hl, p.before, p.after, time.UTC)
 		dst = append(dst, scratch...)
 	}
 	return dst, nil
@@ -101,6 +101,9 @@ func marshalEach(marshal func(any) ([]byte, error)) func([]byte, []pageHit) ([]b
 // hitStruct builds the documented shape of a hit.
 func hitStruct(h *query.Hit, hl [][2]int, before, after []query.Line) hitJSON {
 	hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length, Highlights: hl}
+	if h.Timed {
+		hj.Time = time.Unix(0, h.Time).UTC().Format(time.RFC3339Nano)
+	}
 	hj.Text, hj.TextB64, hj.Truncated = lineText(h.Text)
 	hj.Before, hj.After = lineStructs(before), lineStructs(after)
 	return hj

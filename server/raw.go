@@ -73,7 +73,7 @@ type rawStream struct {
 
 func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	_, q, perr := parseSearch(r, true)
+	p, q, perr := parseSearch(r, true)
 	if perr != nil {
 		writeStatusError(w, perr)
 		return
@@ -98,7 +98,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	// No overall timeout: a download takes as long as the client reads;
 	// write deadlines catch a client that stops reading, and its leaving
 	// cancels the context.
-	st, err := sn.s.Search(r.Context(), q, query.Options{}, rs.hit)
+	st, err := sn.s.Search(r.Context(), q, query.Options{Time: p.tr, Order: p.order}, rs.hit)
 	if err == nil {
 		err = rs.flushPending()
 	}

@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore/logtime"
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/lang"
 )
@@ -25,6 +28,8 @@ type searchParams struct {
 	limit   int
 	cursor  *query.Cursor
 	context int
+	tr      *query.TimeRange // from, to, untimed; nil: every line
+	order   query.Order
 }
 
 // parseSearch reads q, mode and case (and, unless raw, limit, cursor and
@@ -54,6 +59,12 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 	case "sensitive":
 	default:
 		return nil, nil, badRequest("case must be sensitive or insensitive")
+	}
+	if e := p.parseTime(v); e != nil {
+		return nil, nil, e
+	}
+	if p.order, err = query.ParseOrder(v.Get("order")); err != nil {
+		return nil, nil, badRequest(err.Error())
 	}
 	if !raw {
 		var e *statusError
@@ -88,7 +99,48 @@ func (p *searchParams) key(seq uint64) string {
 	if p.cursor != nil {
 		c = p.cursor.Encode()
 	}
-	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, p.q)
+	tr := ""
+	if p.tr != nil {
+		tr = fmt.Sprintf("%d-%d-%t", p.tr.From, p.tr.To, p.tr.ExcludeUntimed)
+	}
+	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, tr, p.order, p.q)
+}
+
+// parseTime reads from, to (RFC 3339, epoch milliseconds, "2026-11-29
+// 14:02" in UTC, or a duration ago like 2h) and untimed (include, the
+// default, or exclude: lines of files without timestamps).
+func (p *searchParams) parseTime(v url.Values) *statusError {
+	from, to, ex := v.Get("from"), v.Get("to"), v.Get("untimed")
+	if from == "" && to == "" && ex == "" {
+		return nil
+	}
+	tr := &query.TimeRange{From: math.MinInt64, To: math.MaxInt64}
+	now := time.Now()
+	for _, b := range []struct {
+		name, val string
+		dst       *int64
+	}{{"from", from, &tr.From}, {"to", to, &tr.To}} {
+		if b.val == "" {
+			continue
+		}
+		t, err := logtime.ParseUserTime(b.val, now, time.UTC)
+		if err != nil {
+			return badRequest(fmt.Sprintf("%s: %v", b.name, err))
+		}
+		*b.dst = t.UnixNano()
+	}
+	switch ex {
+	case "", "include":
+	case "exclude":
+		tr.ExcludeUntimed = true
+	default:
+		return badRequest("untimed must be include or exclude")
+	}
+	if tr.From >= tr.To {
+		return badRequest("from must be before to")
+	}
+	p.tr = tr
+	return nil
 }
 
 // hitJSON is one hit of /api/search.
@@ -98,6 +150,7 @@ type hitJSON struct {
 	Line       int64      `json:"line"`
 	Offset     int64      `json:"offset"`
 	Length     int64      `json:"length"`
+	Time       string     `json:"time,omitempty"`
 	Text       string     `json:"text"`
 	TextB64    string     `json:"text_b64,omitempty"`
 	Truncated  bool       `json:"truncated,omitempty"`
@@ -201,8 +254,9 @@ func writeBody(w http.ResponseWriter, body []byte, cacheState string) {
 func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p *searchParams, out *jsonOut, start time.Time) (*query.Stats, error) {
 	out.writeString(`{"query":`)
 	out.json(p.q)
-	fmt.Fprintf(out, `,"mode":%q,"case":%q,"hits":[`, p.mode.String(), p.caseName())
-	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true}
+	fmt.Fprintf(out, `,"mode":%q,"case":%q,"order":%q,"hits":[`, p.mode.String(), p.caseName(), p.order.String())
+	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true, Time: p.tr, Times: true, Order: p.order}
+	loc := sn.s.Location()
 	var last query.Cursor
 	n := 0
 	var hl [][2]int
@@ -214,14 +268,14 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 				out.writeByte(',')
 			}
 			n++
-			last = query.Cursor{Path: h.File.Path, Line: h.Line}
+			last = query.Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed}
 			text, _, _ := clipLine(h.Text)
 			hl = clipRanges(q.AppendHighlights(hl[:0], h.Text), len(text))
 			var before, after []query.Line
 			if p.context > 0 {
 				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			scratch = appendHit(scratch[:0], h, hl, before, after)
+			scratch = appendHit(scratch[:0], h, hl, before, after, loc)
 			out.Write(scratch)
 			return out.err
 		}

@@ -33,6 +33,33 @@ Run 'logdex COMMAND -h' for a command's flags.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// tz is the zone of timestamps without one (--tz); nil keeps the
+	// index's.
+	tz *time.Location
+}
+
+// tzFlag is --tz: a zone name (IANA, e.g. Europe/Berlin, or UTC, Local).
+type tzFlag struct{ loc **time.Location }
+
+func (f tzFlag) String() string {
+	if f.loc == nil || *f.loc == nil {
+		return ""
+	}
+	return (*f.loc).String()
+}
+
+func (f tzFlag) Set(v string) error {
+	loc, err := time.LoadLocation(v)
+	if err != nil {
+		return fmt.Errorf("unknown time zone %q", v)
+	}
+	*f.loc = loc
+	return nil
+}
+
+// addTZ defines --tz on fs.
+func (e *env) addTZ(fs *flag.FlagSet) {
+	fs.Var(tzFlag{&e.tz}, "tz", "`ZONE` of timestamps that do not write one (default: the index's, UTC for a new index); changing it rebuilds the index")
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -52,6 +52,11 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.IntVarP(&sf.context, "context", "C", 0, "print `N` lines of context around each match")
 	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matches")
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
+	fs.StringVar(&sf.since, "since", "", "only lines at or after `TIME`")
+	fs.StringVar(&sf.until, "until", "", "only lines before `TIME`")
+	fs.BoolVar(&sf.timedOnly, "timed-only", false, "leave out files without timestamps")
+	fs.StringVar(&sf.sort, "sort", "path", "order of the lines: path or time")
+	fs.BoolVar(&sf.reverse, "reverse", false, "with --sort time, newest first")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
 	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
 	return fs

@@ -20,6 +20,7 @@ func (e *env) index(args []string) int {
 	quiet := fs.Bool("q", false, "no progress, only the summary")
 	postings := fs.String("postings", "auto", "postings encoding: auto (smaller of both per list), varint or roaring (for measurements)")
 	verify := fs.Bool("verify", false, "verify every checksum of the existing index and rebuild damaged segments")
+	e.addTZ(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: logdex index [--index DIR] PATH...\n\nIndexes new files and bytes appended since the last run under PATH (directories are walked recursively).")
 		fs.PrintDefaults()
@@ -56,6 +57,9 @@ func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBy
 
 func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress bool, level zerolog.Level) (*indexer.Result, error) {
 	opt.Logger = newLogger(e.stderr, level)
+	if opt.Location == nil {
+		opt.Location = e.tz
+	}
 	term := progress && isTerminal(e.stderr)
 	if term {
 		opt.Progress = progressPrinter(e.stderr)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logtime"
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/lang"
 	"github.com/rs/zerolog"
@@ -41,6 +43,8 @@ type searchFlags struct {
 	patterns                                                     stringsFlag
 	before, after, context, limit                                int
 	index                                                        string
+	since, until, sort                                           string
+	reverse, timedOnly                                           bool
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -60,6 +64,11 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
 	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
+	fs.StringVar(&sf.since, "since", "", "only lines at or after `TIME` (RFC 3339, '2026-11-29 14:02', or a duration ago: 2h, 30m, 7d)")
+	fs.StringVar(&sf.until, "until", "", "only lines before `TIME` (same forms as --since)")
+	fs.BoolVar(&sf.timedOnly, "timed-only", false, "with --since/--until, leave out files without timestamps (kept by default)")
+	fs.StringVar(&sf.sort, "sort", "path", "order of the lines: path (grep's: by path, then line) or time (oldest first, across files)")
+	fs.BoolVar(&sf.reverse, "reverse", false, "with --sort time, newest first")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, searchUsage)
 		fs.PrintDefaults()
@@ -70,6 +79,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 func (e *env) search(args []string) int {
 	var sf searchFlags
 	fs := sf.flagSet(e.stderr)
+	e.addTZ(fs)
 	pos, err := interspersed(fs, args)
 	if err != nil {
 		return 2
@@ -87,6 +97,23 @@ func (e *env) search(args []string) int {
 	}
 	if sf.context > 0 {
 		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
+	}
+	order := query.OrderPath
+	switch {
+	case sf.sort == "time" && sf.reverse:
+		order = query.OrderNewest
+	case sf.sort == "time":
+		order = query.OrderOldest
+	case sf.sort != "path":
+		fmt.Fprintln(e.stderr, "logdex: --sort takes path or time")
+		return 2
+	case sf.reverse:
+		fmt.Fprintln(e.stderr, "logdex: --reverse goes with --sort time")
+		return 2
+	}
+	if order != query.OrderPath && (sf.before > 0 || sf.after > 0) {
+		fmt.Fprintln(e.stderr, "logdex: --sort time does not combine with -A, -B or -C")
+		return 2
 	}
 	mode, fold := lang.ModeQuery, !sf.caseSensitive
 	if sf.fixed {
@@ -120,7 +147,13 @@ func (e *env) search(args []string) int {
 	withPath := !(len(ix.Roots()) == 1 && ix.Roots()[0].IsFile)
 	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 
-	opt := query.Options{Limit: sf.limit, Text: true}
+	opt := query.Options{Limit: sf.limit, Text: true, Order: order}
+	if sf.since != "" || sf.until != "" || sf.timedOnly {
+		if opt.Time, err = timeRange(sf.since, sf.until, sf.timedOnly, searcher.Location()); err != nil {
+			fmt.Fprintln(e.stderr, "logdex:", err)
+			return 2
+		}
+	}
 	var fn func(*query.Hit) error
 	if sf.count {
 		opt.PerFile = func(f *query.File, n int64) error {
@@ -301,4 +334,28 @@ func (p *printer) flushContext() error {
 		i = j
 	}
 	return nil
+}
+
+// timeRange reads --since and --until (the half-open range [since,
+// until)), zone-less times in loc.
+func timeRange(since, until string, timedOnly bool, loc *time.Location) (*query.TimeRange, error) {
+	tr := &query.TimeRange{From: math.MinInt64, To: math.MaxInt64, ExcludeUntimed: timedOnly}
+	now := time.Now()
+	for _, b := range []struct {
+		name, val string
+		dst       *int64
+	}{{"--since", since, &tr.From}, {"--until", until, &tr.To}} {
+		if b.val == "" {
+			continue
+		}
+		t, err := logtime.ParseUserTime(b.val, now, loc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.name, err)
+		}
+		*b.dst = t.UnixNano()
+	}
+	if tr.From >= tr.To {
+		return nil, errors.New("--since must be before --until")
+	}
+	return tr, nil
 }

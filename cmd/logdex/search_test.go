@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fixtureCopy copies fixtures/logs into a temp dir (tests must not write an
@@ -242,4 +243,50 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return fmt.Sprintf("got %d lines, want %d", len(g), len(w))
+}
+
+// TestSearchTime: --since and --until select the half-open range, a line
+// without a timestamp takes the previous line's time, --sort time merges
+// files oldest first (--reverse newest first), and bad times are errors.
+func TestSearchTime(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	must(t, os.MkdirAll(logs, 0o755))
+	must(t, os.WriteFile(filepath.Join(logs, "a.log"), []byte(
+		"2026-11-29T14:00:00Z ERROR one\n"+
+			"  at frame (continues the error above)\n"+
+			"2026-11-29T14:05:00Z ERROR two\n"+
+			"2026-11-29T14:10:00Z ERROR three\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(logs, "b.log"), []byte(
+		"Nov 29 14:02:00 host app[1]: ERROR four\n"+
+			"Nov 29 14:07:00 host app[1]: ERROR five\n"), 0o644))
+	must(t, os.Chtimes(filepath.Join(logs, "b.log"), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)))
+	ix := filepath.Join(dir, "ix")
+	for _, c := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--since", "2026-11-29 14:00", "--until", "2026-11-29T14:05:00Z", "error"},
+			"logs/a.log:1:2026-11-29T14:00:00Z ERROR one\nlogs/a.log:2:  at frame (continues the error above)\nlogs/b.log:1:Nov 29 14:02:00 host app[1]: ERROR four\n", 0},
+		{[]string{"--since", "2026-11-29 14:00", "--until", "2026-11-29 14:01", "frame"}, "logs/a.log:2:  at frame (continues the error above)\n", 0},
+		{[]string{"--sort", "time", "-F", "ERROR"}, "logs/a.log:1:2026-11-29T14:00:00Z ERROR one\nlogs/b.log:1:Nov 29 14:02:00 host app[1]: ERROR four\n" +
+			"logs/a.log:3:2026-11-29T14:05:00Z ERROR two\nlogs/b.log:2:Nov 29 14:07:00 host app[1]: ERROR five\nlogs/a.log:4:2026-11-29T14:10:00Z ERROR three\n", 0},
+		{[]string{"--sort", "time", "--reverse", "--limit", "2", "-F", "ERROR"}, "logs/a.log:4:2026-11-29T14:10:00Z ERROR three\nlogs/b.log:2:Nov 29 14:07:00 host app[1]: ERROR five\n", 0},
+		{[]string{"--since", "2026-11-30", "error"}, "", 1},
+		{[]string{"--since", "soon", "error"}, "", 2},
+		{[]string{"--sort", "time", "-C", "1", "error"}, "", 2},
+	} {
+		out, _, code := logdex(t, dir, append(append([]string{"search", "--index", ix}, c.args...), "logs")...)
+		if out != c.want || code != c.code {
+			t.Errorf("search %q: exit %d\n%s\nwant exit %d\n%s", c.args, code, out, c.code, c.want)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

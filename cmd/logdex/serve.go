@@ -51,6 +51,7 @@ func (e *env) serve(args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.StringVar(&sf.addr, "addr", "127.0.0.1:7070", "listen address")
+	e.addTZ(fs)
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
 	fs.StringVar(&sf.token, "auth-token", "", "bearer token required on /api and /metrics (default $LOGDEX_TOKEN)")
 	fs.DurationVar(&sf.reindex, "reindex", 30*time.Second, "re-index interval (0: only on SIGHUP)")

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/logdex/logdex/query"
+)
+
+// histogramJSON is the answer of /api/histogram.
+type histogramJSON struct {
+	Query   string       `json:"query"`
+	Mode    string       `json:"mode"`
+	Case    string       `json:"case"`
+	From    string       `json:"from,omitempty"`
+	To      string       `json:"to,omitempty"`
+	StepMS  int64        `json:"step_ms"`
+	Buckets []bucketJSON `json:"buckets"`
+	// Total is the sum of the buckets' counts: the total of the same
+	// search with untimed=exclude. Untimed counts the matching lines of
+	// files without timestamps (in the total of a search that includes
+	// them).
+	Total   int64    `json:"total"`
+	Untimed int64    `json:"untimed"`
+	TookMS  float64  `json:"took_ms"`
+	Warns   []string `json:"warnings"`
+}
+
+type bucketJSON struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+	Count int64  `json:"count"`
+}
+
+// handleHistogram counts the matching lines per time bucket: the same
+// query parameters as /api/search, from and to (default: the index's time
+// range) and buckets (at most that many, on a round step).
+func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	p, q, perr := parseSearch(r, true)
+	if perr != nil {
+		writeStatusError(w, perr)
+		return
+	}
+	n, perr := intParam(r.URL.Query(), "buckets", 60, 1, 1000)
+	if perr != nil {
+		writeStatusError(w, perr)
+		return
+	}
+	sn := s.acquire()
+	if sn == nil {
+		unavailable(w, 5, "index not ready")
+		return
+	}
+	defer sn.unref()
+	release, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
+	defer cancel()
+
+	tr := p.tr
+	if tr == nil {
+		tr = &query.TimeRange{From: math.MinInt64, To: math.MaxInt64}
+	}
+	lo, hi, timed := sn.ix.TimeRange()
+	from, to := max(tr.From, lo), min(tr.To, hi+1)
+	if tr.From != math.MinInt64 {
+		from = tr.From
+	}
+	if tr.To != math.MaxInt64 {
+		to = tr.To
+	}
+	loc := sn.s.Location()
+	out := histogramJSON{Query: p.q, Mode: p.mode.String(), Case: p.caseName(), Buckets: []bucketJSON{}}
+	var st *query.Stats
+	if timed && from < to {
+		h := query.NewHistogram(from, to, n)
+		var err error
+		if st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h}, nil); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
+				return
+			}
+			s.log.Error().Err(err).Str("rid", requestID(r.Context())).Msg("histogram failed")
+			writeError(w, http.StatusInternalServerError, "histogram failed")
+			return
+		}
+		out.StepMS = h.Step / int64(time.Millisecond)
+		out.From = time.Unix(0, h.Start).In(loc).Format(time.RFC3339Nano)
+		out.To = time.Unix(0, h.Start+int64(len(h.Counts))*h.Step).In(loc).Format(time.RFC3339Nano)
+		for i, c := range h.Counts {
+			b := h.Start + int64(i)*h.Step
+			out.Buckets = append(out.Buckets, bucketJSON{Start: time.Unix(0, b).In(loc).Format(time.RFC3339Nano),
+				End: time.Unix(0, b+h.Step).In(loc).Format(time.RFC3339Nano), Count: c})
+			out.Total += c
+		}
+		out.Untimed = h.Untimed
+	}
+	s.metrics.observeSearch("histogram", st, time.Since(start))
+	out.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	out.Warns = s.warnings(sn, st)
+	writeJSON(w, http.StatusOK, out)
+}
