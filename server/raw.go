@@ -51,6 +51,7 @@ type rawFile struct {
 type rawRange struct {
 	file   *rawFile
 	off, n int64
+	nl     bool // the range ends with a final line that has no '\n': add one
 }
 
 // rawStream collects and sends the byte ranges of matched lines.
@@ -156,10 +157,14 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		rs.dropped++
 		return nil
 	}
-	// The line and its '\n'; a final line without one ends at the file's end.
-	end := min(h.Offset+h.Length+1, rs.cur.size)
-	if p := &rs.pending; p.n > 0 && p.file == rs.cur && p.off+p.n == h.Offset {
-		p.n = end - p.off
+	// The line and its '\n'. A final line without one gets it from us, as
+	// grep prints it: else it would run into the next file's first line.
+	end, nl := h.Offset+h.Length+1, false
+	if end > rs.cur.size {
+		end, nl = h.Offset+h.Length, true
+	}
+	if p := &rs.pending; p.n > 0 && !p.nl && p.file == rs.cur && p.off+p.n == h.Offset {
+		p.n, p.nl = end-p.off, nl
 		if rs.stream && p.n >= rawStreamFlush {
 			// A long run of matching lines: send it while searching on.
 			return rs.flushPending()
@@ -169,7 +174,7 @@ func (rs *rawStream) hit(h *query.Hit) error {
 	if err := rs.flushPending(); err != nil {
 		return err
 	}
-	rs.pending = rawRange{file: rs.cur, off: h.Offset, n: end - h.Offset}
+	rs.pending = rawRange{file: rs.cur, off: h.Offset, n: end - h.Offset, nl: nl}
 	return nil
 }
 
@@ -217,6 +222,9 @@ func (rs *rawStream) sendBuffered(st *query.Stats) error {
 	var total int64
 	for _, rg := range rs.ranges {
 		total += rg.n
+		if rg.nl {
+			total++
+		}
 	}
 	h := rs.w.Header()
 	rawHeaders(h)
@@ -254,7 +262,11 @@ func (rs *rawStream) send(rg rawRange) error {
 	if n < rg.n {
 		return fmt.Errorf("%w: %d of %d bytes at offset %d", errShrunk, n, rg.n, rg.off)
 	}
-	return nil
+	if rg.nl {
+		_, err = io.WriteString(rs.w, "\n")
+		rs.sent++
+	}
+	return err
 }
 
 func rawHeaders(h http.Header) {
