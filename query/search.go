@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,19 @@ type Hit struct {
 	Offset int64 // byte offset of the line in the file
 	Length int64 // length of the line's text (without '\n')
 	Text   []byte
+	src    *live.Handle // the open file the line was read from
+}
+
+// Reopen returns a descriptor of its own on the file h was found in (the
+// very file the search checked and read, even if its path names another
+// file by now) and that file's size when it was checked. Call it during
+// the hit's callback; the caller closes the file.
+func (s *Searcher) Reopen(h *Hit) (*os.File, int64, error) {
+	f, err := s.logs.Reopen(h.File.lf, h.src)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, h.src.Size(), nil
 }
 
 // Stats describe how a search was answered.
@@ -281,7 +295,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				}
 				continue
 			}
-			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, src: t.h}
 			if h.tpos >= 0 {
 				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
 			}

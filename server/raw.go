@@ -137,13 +137,17 @@ func (rs *rawStream) hit(h *query.Hit) error {
 			return err
 		}
 		rs.curFile, rs.cur = h.File, nil
-		if f, err := rs.sn.s.OpenFile(h.File); err == nil {
-			if st, err := f.Stat(); err == nil {
-				rs.cur = &rawFile{f: f, size: st.Size()}
-				rs.files = append(rs.files, rs.cur)
-			} else {
-				f.Close()
-			}
+		if rs.s.hookRawFile != nil {
+			rs.s.hookRawFile(h.File)
+		}
+		// The file the search checked and read, not whatever its path
+		// names now: a rotation in between must not send another file's
+		// bytes at these offsets.
+		if f, size, err := rs.sn.s.Reopen(h); err == nil {
+			rs.cur = &rawFile{f: f, size: size}
+			rs.files = append(rs.files, rs.cur)
+		} else {
+			rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot reopen a matched file")
 		}
 		if rs.stream && len(rs.files) > 1 {
 			// Streaming: earlier files are done with.

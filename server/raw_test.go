@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logdex/logdex/query"
 )
 
 // expectedRaw is what /api/search/raw must send for a query: each hit's
@@ -259,6 +261,31 @@ func TestRawUnterminatedLastLine(t *testing.T) {
 		}
 		if cl := r.header.Get("Content-Length"); !stream && cl != strconv.Itoa(len(r.body)) {
 			t.Fatalf("Content-Length %s for %d bytes", cl, len(r.body))
+		}
+	}
+}
+
+// TestRawRotatedAfterCheck rotates a file after the search checked it and
+// before the raw endpoint opens it: the lines sent are the checked file's
+// (at the offsets the search found them), not the new file's bytes.
+func TestRawRotatedAfterCheck(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fx := newTinyFixture(t, map[string]string{"app.log": "one match\ntwo\nthree match\n"})
+		ts := newTestServer(t, fx)
+		if stream {
+			ts.rawBuffer.ranges = 1
+		}
+		ts.hookRawFile = func(*query.File) {
+			p := filepath.Join(fx.logs, "app.log")
+			if err := os.Rename(p, p+".1"); err != nil {
+				t.Error(err)
+			}
+			// The same size, other bytes: offsets stay in range.
+			writeFile(t, p, "XXX XXXXX\nXXX\nXXXXX XXXXX\n")
+		}
+		r := ts.get(t, "/api/search/raw?q=match&mode=literal")
+		if want := "one match\nthree match\n"; r.code != http.StatusOK || string(r.body) != want {
+			t.Fatalf("stream=%v: %d %q, want %q", stream, r.code, r.body, want)
 		}
 	}
 }
