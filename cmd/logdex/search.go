@@ -78,9 +78,16 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: -F and -E are exclusive")
 		return 2
 	}
+	if sf.before < 0 || sf.after < 0 || sf.context < 0 {
+		fmt.Fprintln(e.stderr, "logdex: invalid context length (negative)")
+		return 2
+	}
 	if sf.context > 0 {
 		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
 	}
+	// Any context flag, 0 included, puts "--" between groups (as grep).
+	withContext := false
+	fs.Visit(func(f *flag.Flag) { withContext = withContext || f.Name == "A" || f.Name == "B" || f.Name == "C" })
 	mode, fold := lang.ModeQuery, !sf.caseSensitive
 	if sf.fixed {
 		mode, fold = lang.ModeLiteral, sf.fold
@@ -124,7 +131,7 @@ func (e *env) search(args []string) int {
 			}
 			return nil
 		}
-	} else if sf.before > 0 || sf.after > 0 {
+	} else if withContext {
 		opt.Text = false
 		fn = pr.collect
 	} else {
@@ -136,7 +143,7 @@ func (e *env) search(args []string) int {
 		fmt.Fprintf(e.stderr, "query %v: %d hits in %v; %d segments, %d terms, %d blocks, %d candidates, %d verified, %d bytes scanned\n",
 			q, st.Total, time.Since(t0), st.Segments, st.Terms, st.Blocks, st.Candidates, st.Verified, st.Scanned)
 	}
-	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
+	if err == nil && fn != nil && withContext {
 		err = pr.flushContext()
 	}
 	for _, d := range ix.Damaged() {

@@ -152,7 +152,8 @@ func TestSearchContext(t *testing.T) {
 		return nil
 	})
 	sort.Strings(files)
-	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}} {
+	// A context of 0 still prints "--" between groups, as grep does.
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}} {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)
@@ -195,6 +196,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "error AND", "logs"}, "AND needs a right-hand side"},
 		{[]string{"search", "-F", "x", "no-such-dir"}, "no-such-dir"},
 		{[]string{"search"}, "Usage"},
+		{[]string{"search", "-A", "-1", "x", "logs"}, "invalid context length"},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
