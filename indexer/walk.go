@@ -27,30 +27,37 @@ type found struct {
 	mtime int64
 }
 
-func resolveRoot(given string) (*root, error) {
-	abs, err := filepath.Abs(given)
-	if err != nil {
-		return nil, err
+// Resolve returns a PATH's absolute path, its real path (grep follows a
+// symlink given on the command line; so do we) and whether it is a regular
+// file; anything but a regular file or a directory is an error.
+func Resolve(given string) (abs, real string, isFile bool, err error) {
+	if abs, err = filepath.Abs(given); err != nil {
+		return "", "", false, err
 	}
-	// grep follows a symlink given on the command line; so do we.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, err
+	if real, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", "", false, err
 	}
 	st, err := os.Stat(real)
 	if err != nil {
+		return "", "", false, err
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		return "", "", false, fmt.Errorf("%s: not a regular file or directory", given)
+	}
+	return abs, real, st.Mode().IsRegular(), nil
+}
+
+func resolveRoot(given string) (*root, error) {
+	abs, real, isFile, err := Resolve(given)
+	if err != nil {
 		return nil, err
 	}
-	r := &root{Root: mmapstore.Root{Given: given, Abs: abs}}
-	switch {
-	case st.Mode().IsRegular():
-		r.IsFile = true
+	r := &root{Root: mmapstore.Root{Given: given, Abs: abs, IsFile: isFile}}
+	if isFile {
 		r.dir, err = os.OpenRoot(filepath.Dir(real))
 		r.name = filepath.Base(real)
-	case st.IsDir():
+	} else {
 		r.dir, err = os.OpenRoot(real)
-	default:
-		return nil, fmt.Errorf("%s: not a regular file or directory", given)
 	}
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ package query
 import (
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query/live"
@@ -48,16 +49,57 @@ type Searcher struct {
 // spelling of each root to print (the PATH arguments of this invocation).
 func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 	roots := ix.Roots()
-	for i := range roots {
+	scopes := make([]Scope, len(roots))
+	for i, r := range roots {
+		scopes[i] = Scope{Root: i, Display: r.Given, IsFile: r.IsFile}
 		if i < len(display) {
-			roots[i].Given = display[i]
+			scopes[i].Display = display[i]
 		}
 	}
+	return NewScopedSearcher(ix, scopes)
+}
+
+// Scope is one PATH operand of a search that lies inside an indexed root:
+// the searcher sees only the files beneath it, and prints their paths as
+// grep -r prints them for that operand.
+type Scope struct {
+	Root    int    // the root (index into the index's roots) it lies in
+	Rel     string // its path relative to that root, slash-separated; "" for the root itself
+	Display string // the operand as typed
+	IsFile  bool   // the operand names a file (the one at Rel)
+}
+
+// path returns the display path of rec if it lies in the scope.
+func (sc Scope) path(rec mmapstore.FileRecord) (string, bool) {
+	if rec.Root != sc.Root {
+		return "", false
+	}
+	rel := rec.Path
+	switch {
+	case sc.IsFile:
+		return sc.Display, rec.Path == sc.Rel
+	case sc.Rel == "":
+	case strings.HasPrefix(rec.Path, sc.Rel+"/"):
+		rel = rec.Path[len(sc.Rel)+1:]
+	default:
+		return "", false
+	}
+	return mmapstore.DisplayPath(mmapstore.Root{Given: sc.Display}, rel), true
+}
+
+// NewScopedSearcher prepares ix for searching the files beneath the
+// scopes only. A file in several scopes is seen once, under the first.
+func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots())}
 	for _, rec := range ix.Files() {
-		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), lf: s.logs.Track(rec)}
-		s.files = append(s.files, f)
-		s.byID[f.ID] = f
+		for _, sc := range scopes {
+			if path, ok := sc.path(rec); ok {
+				f := &File{ID: rec.ID, Path: path, lf: s.logs.Track(rec)}
+				s.files = append(s.files, f)
+				s.byID[f.ID] = f
+				break
+			}
+		}
 	}
 	for si, seg := range s.segs {
 		files := seg.Files()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -106,7 +107,7 @@ func (e *env) search(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	searcher, closeIx, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	searcher, withPath, closeIx, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -116,8 +117,6 @@ func (e *env) search(args []string) int {
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
 	ix := searcher.Index()
-	// grep prints no file name when its only operand is a file.
-	withPath := !(len(ix.Roots()) == 1 && ix.Roots()[0].IsFile)
 	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 
 	opt := query.Options{Limit: sf.limit, Text: true}
@@ -169,8 +168,11 @@ func (e *env) search(args []string) int {
 }
 
 // openForSearch finds the index for the PATHs (or --index), brings it up to
-// date unless told not to, and opens it.
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, func(), error) {
+// date unless told not to, and opens it for the PATHs: with --index, the
+// index keeps its own roots and the search is narrowed to the PATHs, each
+// of which must lie under one of them. It also tells whether paths are
+// printed (not when the only PATH is a file, as grep).
+func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, bool, func(), error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -178,33 +180,66 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	dir, err := indexDir(dirFlag, paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
-	if len(paths) == 0 { // --index alone: the roots it was built for
-		if paths, display, err = indexRoots(dir); err != nil {
-			return nil, nil, err
+	roots, err := mmapstore.ReadRoots(dir)
+	build := paths // what the index is built for
+	switch {
+	case (errors.Is(err, mmapstore.ErrNoIndex) || errors.Is(err, mmapstore.ErrCorrupt)) && len(paths) > 0:
+		roots = nil // a new index, of the PATHs (the indexer rebuilds a damaged one)
+	case err != nil:
+		return nil, false, nil, err
+	case len(paths) == 0: // --index alone: the roots it was built for
+		build, display = nil, nil
+		for _, r := range roots {
+			build, display = append(build, r.Abs), append(display, r.Given)
+		}
+		paths = build
+	case dirFlag != "": // --index with PATHs: its roots, narrowed
+		build = nil
+		for _, r := range roots {
+			build = append(build, r.Abs)
 		}
 	}
-	_, statErr := os.Stat(dir)
-	if !noUpdate || os.IsNotExist(statErr) {
-		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, err
+	var scopes []query.Scope
+	if roots != nil {
+		// Refuse PATHs outside the roots before touching the index.
+		if scopes, err = scopeOperands(dir, roots, paths, display); err != nil {
+			return nil, false, nil, err
+		}
+	}
+	if !noUpdate || roots == nil {
+		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, false, nil, err
 		}
 	}
 	ix, err := mmapstore.Open(dir)
 	if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
 		// An index this build cannot read answers nothing: rebuild it
 		// even when told not to update (the indexer says so in the log).
-		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, err
+		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, false, nil, err
 		}
 		ix, err = mmapstore.Open(dir)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
-	s := query.NewSearcher(ix, display)
-	return s, func() { s.Close(); ix.Close() }, nil
+	if scopes == nil || !sameRoots(ix.Roots(), roots) {
+		// Built (or rebuilt) just now: map the PATHs to the new roots.
+		if scopes, err = scopeOperands(dir, ix.Roots(), paths, display); err != nil {
+			ix.Close()
+			return nil, false, nil, err
+		}
+	}
+	s := query.NewScopedSearcher(ix, scopes)
+	withPath := !(len(scopes) == 1 && scopes[0].IsFile)
+	return s, withPath, func() { s.Close(); ix.Close() }, nil
+}
+
+// sameRoots reports whether a and b are the same roots in the same order.
+func sameRoots(a, b []mmapstore.Root) bool {
+	return slices.EqualFunc(a, b, func(x, y mmapstore.Root) bool { return x.Abs == y.Abs && x.IsFile == y.IsFile })
 }
 
 // printer writes hits in grep's format, with context when asked.
