@@ -3,6 +3,7 @@ package indexer
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 
@@ -58,10 +59,7 @@ func (u *update) diff() error {
 	if len(old.Roots) != len(u.roots) || len(rootOf) != len(u.roots) {
 		u.changed = true
 	}
-	type key struct {
-		root int
-		path string
-	}
+	type key = skipKey
 	type ikey struct {
 		root     int
 		dev, ino uint64
@@ -83,12 +81,17 @@ func (u *update) diff() error {
 			skippedBefore[key{nr, s.Path}] = s
 		}
 	}
+	u.unreadableBefore = map[key]string{}
+	for k, s := range skippedBefore {
+		if s.Unreadable {
+			u.unreadableBefore[k] = s.Reason
+		}
+	}
 
 	var files []found
 	for i, r := range u.roots {
-		err := walk(i, r, u.opt.Dir, func(rel, why string) {
-			u.log.Warn().Str("path", mmapstore.DisplayPath(r.Root, rel)).Str("reason", why).Msg("skipping")
-			u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: i, Path: rel, Reason: why})
+		err := walk(i, r, u.opt.Dir, func(rel string, err error) {
+			u.unreadable(found{root: i, rel: rel}, err)
 		}, func(f found) { files = append(files, f) })
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", r.Given, err)
@@ -149,13 +152,15 @@ func (u *update) diff() error {
 			rec = old.Files[oi]
 			rec.Root, rec.Path = f.root, f.rel
 		} else {
-			if s, ok := skippedBefore[key{f.root, f.rel}]; ok && s.Dev == f.dev && s.Ino == f.ino && s.Size == f.size && s.MTime == f.mtime {
+			// Only a binary file's skip is remembered: an unreadable one is
+			// tried again every run (its permissions may have been fixed).
+			if s, ok := skippedBefore[key{f.root, f.rel}]; ok && !s.Unreadable && s.Dev == f.dev && s.Ino == f.ino && s.Size == f.size && s.MTime == f.mtime {
 				u.next.Skipped = append(u.next.Skipped, s)
 				continue
 			}
 			fh, err := r.open(f.rel)
 			if err != nil {
-				u.skip(f, display, err.Error())
+				u.unreadable(f, err)
 				continue
 			}
 			bin, err := logfile.IsBinary(fh)
@@ -168,7 +173,7 @@ func (u *update) diff() error {
 			fp, ferr := logfile.Fingerprint(fh, fpLen)
 			fh.Close()
 			if err != nil || ferr != nil {
-				u.skip(f, display, errors.Join(err, ferr).Error())
+				u.unreadable(f, errors.Join(err, ferr))
 				continue
 			}
 			if oi, ok := byPath[key{f.root, f.rel}]; ok && !used[oi] {
@@ -204,7 +209,35 @@ func (u *update) diff() error {
 		}
 	}
 	u.res.Deleted -= u.res.Reindexed
+	if u.res.Unreadable != len(u.unreadableBefore) {
+		u.changed = true // one became readable or went away
+	}
 	return nil
+}
+
+// unreadable records a file (or directory) that could not be read: a
+// warning, a search reports it as grep does (and exits 2), and the next run
+// tries it again. The manifest changes only when the set of unreadable
+// files or their reasons do.
+func (u *update) unreadable(f found, err error) {
+	why := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err.Error() // the path is said apart
+	}
+	display := mmapstore.DisplayPath(u.roots[f.root].Root, f.rel)
+	u.log.Warn().Str("path", display).Str("reason", why).Msg("cannot read; left out of the index and tried again next run")
+	u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: f.root, Path: f.rel, Reason: why, Unreadable: true})
+	u.res.Unreadable++
+	if before, ok := u.unreadableBefore[skipKey{f.root, f.rel}]; !ok || before != why {
+		u.changed = true
+	}
+}
+
+// skipKey names a file by root and relative path.
+type skipKey struct {
+	root int
+	path string
 }
 
 func (u *update) skip(f found, display, why string) {

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -72,14 +73,18 @@ func (r *root) open(rel string) (*os.File, error) {
 	if !r.IsFile {
 		name = filepath.FromSlash(rel)
 	}
-	f, _, err := logfile.Open(r.dir, name, false)
+	f, _, err := openLog(r.dir, name, false)
 	return f, err
 }
+
+// openLog opens a log file (a variable: tests make files unreadable, which
+// permissions cannot do for root).
+var openLog = logfile.Open
 
 // walk lists the regular files under r. Like grep -r, it does not follow
 // symlinks met on the way (so none can lead outside the root), and it skips
 // the index directory when that lies inside the root.
-func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(found)) error {
+func walk(ri int, r *root, indexDir string, skip func(rel string, err error), fn func(found)) error {
 	if r.IsFile {
 		info, err := r.dir.Stat(r.name)
 		if err != nil {
@@ -96,7 +101,7 @@ func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(
 			if p == "." {
 				return err
 			}
-			skip(p, err.Error())
+			skip(p, err)
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -112,8 +117,11 @@ func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(
 			return nil
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // deleted since the directory was read
+		}
 		if err != nil {
-			skip(p, err.Error())
+			skip(p, err)
 			return nil
 		}
 		dev, ino := logfile.StatIDs(info)

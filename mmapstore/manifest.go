@@ -74,10 +74,15 @@ type Skipped struct {
 	Root   int    `json:"root"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
-	Dev    uint64 `json:"dev"`
-	Ino    uint64 `json:"ino"`
-	Size   int64  `json:"size"`
-	MTime  int64  `json:"mtime"`
+	// Unreadable: it could not be read (permissions, I/O); searches report
+	// it as grep does, and the indexer tries it again on every run. Other
+	// skips (binary files) are not read again while dev, ino, size and
+	// mtime stay the same.
+	Unreadable bool   `json:"unreadable,omitempty"`
+	Dev        uint64 `json:"dev"`
+	Ino        uint64 `json:"ino"`
+	Size       int64  `json:"size"`
+	MTime      int64  `json:"mtime"`
 }
 
 // EncodeManifest serializes m with its header and checksum.

@@ -84,6 +84,9 @@ type Stats struct {
 	Terms      int      // dictionary terms looked up
 	Blocks     int      // dictionary blocks read for substring atoms
 	Warnings   []string // files answered from their current content, or skipped
+	// Unreadable counts the files (among Warnings) that could not be read
+	// now: grep would exit with status 2.
+	Unreadable int
 }
 
 // closedDone marks tasks that have nothing to run.
@@ -261,6 +264,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
 				if t.h.File() == nil {
 					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
+					if !errors.Is(t.h.Stale(), live.ErrDeleted) {
+						st.Unreadable++
+					}
 				}
 			}
 			continue

@@ -43,6 +43,15 @@ type Searcher struct {
 	logs     *live.Set
 	workers  int
 	noInline bool // tests: always use the worker pipeline
+	// unreadable: files in scope the indexer could not read.
+	unreadable []Unreadable
+}
+
+// Unreadable is a file (or directory) the indexer could not read, and why:
+// grep would report it ("Permission denied") and exit with status 2.
+type Unreadable struct {
+	Path   string // display path
+	Reason string
 }
 
 // NewSearcher prepares ix for searching. display, when not nil, gives the
@@ -101,6 +110,22 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 			}
 		}
 	}
+	for _, sk := range ix.Skipped() {
+		if !sk.Unreadable {
+			continue
+		}
+		for _, sc := range scopes {
+			path, ok := sc.path(mmapstore.FileRecord{Root: sk.Root, Path: sk.Path})
+			if !ok && !sc.IsFile && sk.Root == sc.Root && sk.Path == sc.Rel {
+				path, ok = sc.Display, true // the operand itself
+			}
+			if ok {
+				s.unreadable = append(s.unreadable, Unreadable{Path: path, Reason: sk.Reason})
+				break
+			}
+		}
+	}
+	sort.Slice(s.unreadable, func(i, j int) bool { return s.unreadable[i].Path < s.unreadable[j].Path })
 	for si, seg := range s.segs {
 		files := seg.Files()
 		for spi, sp := range seg.Spans() {
@@ -129,6 +154,11 @@ func (s *Searcher) SetWatch(w *live.Watch) { s.logs.SetWatch(w) }
 
 // Index is the snapshot searched.
 func (s *Searcher) Index() *mmapstore.Index { return s.ix }
+
+// Unreadable lists the files and directories in the searcher's scope that
+// the indexer could not read, in display order: their lines are missing
+// from every answer.
+func (s *Searcher) Unreadable() []Unreadable { return s.unreadable }
 
 // Files lists the indexed files in display order.
 func (s *Searcher) Files() []*File { return s.files }

@@ -246,12 +246,15 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	return st, out.err
 }
 
-// warnings lists what the answer may miss: files changed since indexing
-// and damaged segments.
+// warnings lists what the answer may miss: files changed since indexing,
+// files that could not be read, and damaged segments.
 func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	ws := []string{}
 	if st != nil {
 		ws = append(ws, st.Warnings...)
+	}
+	for _, u := range sn.s.Unreadable() {
+		ws = append(ws, fmt.Sprintf("%s: %s (could not be read when indexed; its lines are missing)", u.Path, u.Reason))
 	}
 	if n := len(sn.ix.Damaged()); n > 0 {
 		ws = append(ws, fmt.Sprintf("%d index segment(s) damaged; their lines are missing until the next re-index", n))

@@ -161,7 +161,16 @@ func (e *env) search(args []string) int {
 	if err := out.Flush(); err != nil {
 		return 2
 	}
-	if st.Total == 0 {
+	// Files that could not be read are errors, as in grep: said after the
+	// other files' matches, and the exit status is 2.
+	unreadable := searcher.Unreadable()
+	for _, u := range unreadable {
+		fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
+	}
+	switch {
+	case len(unreadable) > 0 || st.Unreadable > 0:
+		return 2
+	case st.Total == 0:
 		return 1
 	}
 	return 0
