@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -96,36 +98,68 @@ func walk(ri int, r *root, indexDir string, skip func(rel string, err error), fn
 	}
 	real, _ := filepath.EvalSymlinks(r.Abs)
 	idxReal, _ := filepath.EvalSymlinks(indexDir)
-	return fs.WalkDir(r.dir.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			skip(p, err)
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	w := &walker{ri: ri, dir: r.dir, skip: skip, fn: fn, isIndex: func(rel string) bool {
+		return idxReal != "" && filepath.Join(real, rel) == idxReal
+	}}
+	return w.walk(".")
+}
+
+// walker walks a root's directory tree through its os.Root (not io/fs,
+// whose paths must be valid UTF-8: file names are bytes, and a directory
+// whose name is not UTF-8 would be unreadable through it).
+type walker struct {
+	ri      int
+	dir     *os.Root
+	skip    func(rel string, err error)
+	fn      func(found)
+	isIndex func(rel string) bool
+}
+
+// walk lists the directory rel ("." for the root) in name order, as
+// fs.WalkDir does: a directory that cannot be read is skipped (an error
+// only for the root).
+func (w *walker) walk(rel string) error {
+	d, err := w.dir.Open(rel)
+	var ents []os.DirEntry
+	if err == nil {
+		ents, err = d.ReadDir(-1)
+		d.Close()
+	}
+	if err != nil {
+		if rel == "." {
+			return err
 		}
-		if d.IsDir() {
-			if p != "." && idxReal != "" && filepath.Join(real, p) == idxReal {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // deleted since the directory was read
-		}
-		if err != nil {
-			skip(p, err)
-			return nil
-		}
-		dev, ino := logfile.StatIDs(info)
-		fn(found{root: ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		w.skip(rel, err)
 		return nil
-	})
+	}
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		p := e.Name()
+		if rel != "." {
+			p = rel + "/" + p
+		}
+		switch {
+		case e.IsDir(): // not a symlink to one: those are not followed
+			if !w.isIndex(p) {
+				if err := w.walk(p); err != nil {
+					return err
+				}
+			}
+		case e.Type().IsRegular():
+			info, err := w.dir.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since the directory was read
+			}
+			if err != nil {
+				w.skip(p, err)
+				continue
+			}
+			if !info.Mode().IsRegular() {
+				continue // replaced by something else meanwhile
+			}
+			dev, ino := logfile.StatIDs(info)
+			w.fn(found{root: w.ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		}
+	}
+	return nil
 }

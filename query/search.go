@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/live"
 )
@@ -19,10 +20,17 @@ import (
 type Cursor struct {
 	Path string `json:"p"`
 	Line int64  `json:"l"`
+	// PathB64 holds Path's bytes when they are not valid UTF-8 (a JSON
+	// string would replace them, and paging would compare another path).
+	PathB64 []byte `json:"b,omitempty"`
 }
 
 // Encode renders the cursor as an opaque token.
 func (c Cursor) Encode() string {
+	c.PathB64 = nil
+	if !utf8.ValidString(c.Path) {
+		c.PathB64 = []byte(c.Path)
+	}
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -36,6 +44,9 @@ func DecodeCursor(s string) (*Cursor, error) {
 	}
 	if err != nil || c.Line < 0 {
 		return nil, errors.New("invalid cursor")
+	}
+	if c.PathB64 != nil {
+		c.Path, c.PathB64 = string(c.PathB64), nil
 	}
 	return &c, nil
 }

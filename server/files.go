@@ -19,9 +19,10 @@ import (
 type fileJSON struct {
 	ID           uint64    `json:"id"`
 	Path         string    `json:"path"`
-	Size         int64     `json:"size"`          // when last indexed
-	Lines        int64     `json:"lines"`         // complete lines indexed
-	IndexedBytes int64     `json:"indexed_bytes"` // prefix covered by the index
+	PathB64      string    `json:"path_b64,omitempty"` // the exact bytes, when not valid UTF-8
+	Size         int64     `json:"size"`               // when last indexed
+	Lines        int64     `json:"lines"`              // complete lines indexed
+	IndexedBytes int64     `json:"indexed_bytes"`      // prefix covered by the index
 	MTime        time.Time `json:"mtime"`
 }
 
@@ -38,7 +39,7 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	}{Files: make([]fileJSON, 0, len(files))}
 	for _, f := range files {
 		out.Files = append(out.Files, fileJSON{
-			ID: f.ID, Path: f.Path, Size: f.Record().Size, Lines: f.Record().Lines, IndexedBytes: f.Record().Indexed,
+			ID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Size: f.Record().Size, Lines: f.Record().Lines, IndexedBytes: f.Record().Indexed,
 			MTime: time.Unix(0, f.Record().MTime).UTC(),
 		})
 	}
@@ -145,11 +146,12 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 	out := struct {
 		FileID     uint64     `json:"file_id"`
 		Path       string     `json:"path"`
+		PathB64    string     `json:"path_b64,omitempty"`
 		Lines      []lineJSON `json:"lines"`
 		First      int64      `json:"first,omitempty"`
 		Last       int64      `json:"last,omitempty"`
 		TotalLines *int64     `json:"total_lines,omitempty"`
-	}{FileID: f.ID, Path: f.Path, Lines: []lineJSON{}}
+	}{FileID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Lines: []lineJSON{}}
 	// Open first: a deleted or escaping file is answered as such, and the
 	// line count is known when the file is exactly what was indexed.
 	fh, err := sn.s.OpenFile(f)

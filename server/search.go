@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/lang"
@@ -95,6 +96,7 @@ func (p *searchParams) key(seq uint64) string {
 type hitJSON struct {
 	FileID     uint64     `json:"file_id"`
 	Path       string     `json:"path"`
+	PathB64    string     `json:"path_b64,omitempty"`
 	Line       int64      `json:"line"`
 	Offset     int64      `json:"offset"`
 	Length     int64      `json:"length"`
@@ -113,6 +115,15 @@ type lineJSON struct {
 	Text      string `json:"text"`
 	TextB64   string `json:"text_b64,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// pathB64 is a path's bytes in base64 when they are not valid UTF-8 (the
+// JSON string "path" has U+FFFD in their place), else "".
+func pathB64(p string) string {
+	if utf8.ValidString(p) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(p))
 }
 
 // lineText renders a line for JSON: cut at maxLineBytes; the exact bytes

@@ -30,7 +30,10 @@ import (
 func TestBrowser(t *testing.T) {
 	chromium := needChromium(t)
 	start := time.Now()
-	logs := copyFixtures(t, t.TempDir(), map[string]string{"special/latin1.log": latin1})
+	logs := copyFixtures(t, t.TempDir(), map[string]string{"special/latin1.log": latin1,
+		// Names that are not UTF-8, which JSON strings would make equal.
+		"special/caf\xe9 \xfe.log": "2026-10-10T12:00:00Z INFO zqxnonutf first\n",
+		"special/caf\xe9 \xff.log": "2026-10-10T12:00:01Z INFO zqxnonutf second\n"})
 	base := startServer(t, logs, func(o *server.Options) { o.Warmup = &mmapstore.WarmOptions{Mode: mmapstore.WarmStaged} })
 	browser := startBrowser(t, chromium)
 	t.Logf("server and browser up in %v", time.Since(start).Round(time.Millisecond))
@@ -409,6 +412,34 @@ func TestBrowser(t *testing.T) {
 		if p != "logs/app/gateway.log" {
 			t.Errorf("viewer path %q", p)
 		}
+	})
+
+	t.Run("file names that are not UTF-8 are shown apart and open", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/?q=zqxnonutf")
+		tb.waitResults("zqxnonutf", 2)
+		shown := []string{`logs/special/caf\xE9 \xFE.log`, `logs/special/caf\xE9 \xFF.log`}
+		var heads []string
+		tb.eval(`[...document.querySelectorAll('#results .file-head')].map((e) => e.title)`, &heads)
+		if !slices.Equal(heads, shown) {
+			t.Errorf("file groups %q, want %q", heads, shown)
+		}
+		tb.click(`#results .hit[data-n="1"] .txt`)
+		tb.wait("viewer at the hit", `document.querySelector('.vline.is-target .txt')?.textContent.endsWith('zqxnonutf second')`)
+		var p string
+		tb.eval(`document.querySelector('.viewer-path').textContent`, &p)
+		if p != shown[1] {
+			t.Errorf("viewer path %q, want %q", p, shown[1])
+		}
+		tb.open("/files")
+		tb.wait("files listed", fmt.Sprintf(`document.querySelectorAll('.files-table tbody tr[data-id]').length === %d`, len(files)))
+		var id string
+		tb.eval(fmt.Sprintf(`document.querySelector(%s)?.dataset.open || ''`, jsString(".files-table a[title="+jsString(shown[0])+"]")), &id)
+		if id == "" {
+			t.Fatalf("no file %s listed", shown[0])
+		}
+		tb.click(fmt.Sprintf(`a[data-open="%s"]`, id))
+		tb.wait("file opens in the viewer", `document.querySelector('.vline.is-target .txt')?.textContent.endsWith('zqxnonutf first')`)
 	})
 
 	t.Run("status shows the index and warm-up", func(t *testing.T) {

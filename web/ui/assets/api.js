@@ -3,6 +3,8 @@
 // bodies ({"error", "position"}) into APIError, so the views only deal
 // with data or a typed error.
 
+import { showPath } from './text.js';
+
 const TOKEN_KEY = 'logdex.token';
 
 // APIError carries the HTTP status, the server's message, the character
@@ -76,18 +78,33 @@ async function getJSON(path, params, opts) {
   return res.json();
 }
 
+// shown replaces each object's path by the form the UI shows (showPath:
+// exact even for a name that is not UTF-8).
+function shown(xs) {
+  for (const x of xs) x.path = showPath(x);
+  return xs;
+}
+
 // search runs one page of /api/search. p: {q, mode, case}; cursor and
 // limit page through the hits.
-export function search(p, { cursor, limit, signal } = {}) {
-  return getJSON('/api/search', { q: p.q, mode: p.mode, case: p.case, cursor, limit }, { signal });
+export async function search(p, { cursor, limit, signal } = {}) {
+  const r = await getJSON('/api/search', { q: p.q, mode: p.mode, case: p.case, cursor, limit }, { signal });
+  shown(r.hits || []);
+  return r;
 }
 
 // fileLines reads lines line-before..line+after of a file through the index.
-export function fileLines(id, line, before, after, { signal } = {}) {
-  return getJSON(`/api/files/${encodeURIComponent(id)}/content`, { line, before, after }, { signal });
+export async function fileLines(id, line, before, after, { signal } = {}) {
+  const r = await getJSON(`/api/files/${encodeURIComponent(id)}/content`, { line, before, after }, { signal });
+  shown([r]);
+  return r;
 }
 
-export const files = (opts) => getJSON('/api/files', null, opts);
+export const files = async (opts) => {
+  const r = await getJSON('/api/files', null, opts);
+  shown(r.files || []);
+  return r;
+};
 export const status = (opts) => getJSON('/api/status', null, opts);
 
 // rawSearchURL is every matching line as text/plain (for "open raw").

@@ -53,7 +53,7 @@ export class Results {
     this.loading = false;
     this.busy = '';
     this.sel = -1;
-    this.lastPath = null;
+    this.lastFile = null;
   }
 
   // start runs a new search (params: {q, mode, case}); resolves when the
@@ -132,9 +132,9 @@ export class Results {
 
   append(hits) {
     for (const hit of hits) {
-      if (hit.path !== this.lastPath) {
+      if (hit.file_id !== this.lastFile) {
         this.items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
-        this.lastPath = hit.path;
+        this.lastFile = hit.file_id;
       }
       const n = this.hits.length;
       hit.item = this.items.length;
