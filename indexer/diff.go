@@ -14,11 +14,14 @@ import (
 // Comparing what the walk found with the previous manifest: which files
 // are new, grown, renamed by rotation, truncated, replaced or deleted.
 
-// dropDamagedSegments opens every live segment's header and small sections;
-// a damaged one is dropped and its files are indexed again from scratch.
+// dropDamagedSegments opens every live segment's header and small sections
+// and checks them against the manifest; a damaged one is dropped and its
+// files are indexed again from scratch.
 func (u *update) dropDamagedSegments() {
 	u.reset = map[uint64]bool{}
-	for _, ref := range u.old.Segments {
+	segs := make([]*mmapstore.Segment, len(u.old.Segments))
+	errs := make([]error, len(u.old.Segments))
+	for i, ref := range u.old.Segments {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
 		if err == nil && u.opt.Verify {
 			if err = s.Verify(); err != nil {
@@ -26,11 +29,24 @@ func (u *update) dropDamagedSegments() {
 			}
 		}
 		if err == nil {
-			s.Close()
+			segs[i] = s
+		}
+		errs[i] = err
+	}
+	for i, err := range mmapstore.CheckSegments(u.old, segs) {
+		if segs[i] != nil {
+			segs[i].Close()
+		}
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	for i, ref := range u.old.Segments {
+		if errs[i] == nil {
 			u.segments = append(u.segments, ref)
 			continue
 		}
-		u.log.Warn().Err(err).Str("segment", ref.Name).Msg("dropping damaged segment; its files will be indexed again")
+		u.log.Warn().Err(errs[i]).Str("segment", ref.Name).Msg("dropping damaged segment; its files will be indexed again")
 		for _, id := range ref.FileIDs {
 			u.reset[id] = true
 		}

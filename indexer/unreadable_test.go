@@ -21,12 +21,7 @@ import (
 // skip), tried again on every run without rewriting the manifest while
 // nothing changes, and indexed once it can be read.
 func TestUnreadableRetried(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "logs")
-	dir := filepath.Join(t.TempDir(), "index")
-	must(t, os.MkdirAll(root, 0o755))
-	must(t, os.WriteFile(filepath.Join(root, "ok.log"), []byte("readable\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(root, "secret.log"), []byte("hidden line\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(root, "bin.log"), []byte("a\x00b\n"), 0o644))
+	root, dir := logTree(t, map[string]string{"ok.log": "readable\n", "secret.log": "hidden line\n", "bin.log": "a\x00b\n"})
 
 	tries := 0
 	restore := indexer.SetOpenLog(func(d *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error) {
@@ -74,6 +69,21 @@ func TestUnreadableRetried(t *testing.T) {
 	if got, _ := searchAll(t, dir, root); len(got) != 2 || got[1].text != "hidden line" {
 		t.Fatalf("once readable, the index answers %v", got)
 	}
+}
+
+// logTree writes files (name -> content) into a new log root and returns
+// it with a directory for its index.
+func logTree(t *testing.T, files map[string]string) (root, dir string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "logs")
+	dir = filepath.Join(t.TempDir(), "index")
+	must(t, os.MkdirAll(root, 0o755))
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	return root, dir
 }
 
 func must(t *testing.T, err error) {
