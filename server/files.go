@@ -168,6 +168,9 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		off := l.Offset
 		lj := lineJSON{Line: l.No, Offset: &off}
 		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+		if lj.Truncated {
+			lj.Length = int64(len(l.Text))
+		}
 		out.Lines = append(out.Lines, lj)
 		return nil
 	})

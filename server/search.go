@@ -115,6 +115,9 @@ type lineJSON struct {
 	Text      string `json:"text"`
 	TextB64   string `json:"text_b64,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Length is the whole line's length in bytes (without '\n') when it
+	// was cut (file lines only): what a client fetches to get it all.
+	Length int64 `json:"length,omitempty"`
 }
 
 // pathB64 is a path's bytes in base64 when they are not valid UTF-8 (the

@@ -113,6 +113,34 @@ export const rawSearchURL = (p) => url('/api/search/raw', { q: p.q, mode: p.mode
 // rawFileURL is the file's bytes (text/plain, nosniff, sandboxed).
 export const rawFileURL = (id) => url(`/api/files/${encodeURIComponent(id)}/content`);
 
+// openText opens a text/plain answer of the API (raw matches, a file's
+// bytes) in a new tab. A plain link does, unless the API wants a token: a
+// link cannot carry the Authorization header (it would get 401), so then
+// the click fetches the body with the header and shows it as a text/plain
+// blob in a tab opened at the click (a tab opened after the fetch would be
+// blocked as a popup), or downloads it when no tab could be opened.
+// onError gets what went wrong.
+export function openText(ev, path, name, onError) {
+  if (!token()) return; // the link works as it is
+  ev.preventDefault();
+  const win = window.open('', '_blank');
+  if (win) win.opener = null;
+  request(path).then((res) => res.blob()).then((body) => {
+    const blob = new Blob([body], { type: 'text/plain;charset=utf-8' }); // never rendered as anything else
+    const href = URL.createObjectURL(blob);
+    if (win) win.location.href = href;
+    else {
+      const a = document.createElement('a');
+      Object.assign(a, { href, download: name });
+      a.click();
+    }
+    setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  }).catch((err) => {
+    win?.close();
+    onError?.(err);
+  });
+}
+
 // fileRange fetches bytes [start, end] (inclusive) of a file with a Range
 // request, for downloading exactly the lines on screen.
 export async function fileRange(id, start, end) {

@@ -300,8 +300,10 @@ export class Results {
           text: `⚠ ${this.warnings.length} warning${this.warnings.length > 1 ? 's' : ''}` }));
       }
       if (this.total > 0) {
-        summary.append(h('a', { class: 'raw-link', href: api.rawSearchURL(p), target: '_blank', rel: 'noopener',
-          title: 'Every matching line as plain text (like grep)' }, 'Raw ↗'));
+        const raw = h('a', { class: 'raw-link', href: api.rawSearchURL(p), target: '_blank', rel: 'noopener',
+          title: 'Every matching line as plain text (like grep)' }, 'Raw ↗');
+        raw.addEventListener('click', (ev) => api.openText(ev, api.rawSearchURL(p), 'matches.txt', (err) => this.cb.onError?.(err)));
+        summary.append(raw);
       }
     }
     if (this.busy && this.hits.length) summary.append(h('span', { class: 'warn', text: this.busy }));
