@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // Turning the byte ranges to index into segment jobs and running them
@@ -29,6 +30,7 @@ type part struct {
 	workItem
 	lines    int64
 	complete int64
+	nulAt    int64 // offset of the first NUL read, -1 when none
 }
 
 type job struct {
@@ -156,6 +158,9 @@ func (u *update) account(parts []*part) {
 				drop[ri] = true
 				break
 			}
+			if p.nulAt >= 0 && p.nulAt < p.complete && rec.NULAt == 0 {
+				rec.NULAt = p.nulAt + 1 // binary from there (in its indexed bytes)
+			}
 			rec.Indexed = p.complete
 			rec.Lines += p.lines
 		}
@@ -240,6 +245,7 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 			return 0, 0, err
 		}
 		data := buf[:m]
+		logfile.EndLinesAtNUL(data) // NULs end lines (as readPart counts them)
 		if pos+int64(m) > want {
 			// Count up to want, then look for the boundary.
 			k := max(want-pos, 0)
@@ -275,12 +281,12 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 			return nil, err
 		}
 		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
-		complete, lines, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, buf, progress)
+		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, buf, progress)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rec.Path, err)
 		}
-		p.complete, p.lines = complete, lines
+		p.complete, p.lines, p.nulAt = complete, lines, nulAt
 		if lines > 0 && (len(ids) == 0 || ids[len(ids)-1] != rec.ID) {
 			ids = append(ids, rec.ID)
 		}

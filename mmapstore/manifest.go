@@ -69,6 +69,10 @@ type FileRecord struct {
 	MTime   int64  `json:"mtime"` // unix nanoseconds, when last indexed
 	Indexed int64  `json:"indexed"`
 	Lines   int64  `json:"lines"` // complete lines indexed, = lines in [0, Indexed)
+	// NULAt is 1 + the offset of the first NUL byte in [0, Indexed), 0
+	// when there is none: from there on the file is binary (grep prints
+	// "binary file matches" instead of its lines).
+	NULAt int64 `json:"nul_at,omitempty"`
 }
 
 // Skipped is a file the indexer saw and left out, with the reason.

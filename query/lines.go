@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // Line is one line of a log file read by number.
@@ -51,6 +53,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		}
 		m, rerr := h.File().ReadAt(buf, off)
 		data := buf[:m]
+		logfile.EndLinesAtNUL(data) // lines are numbered as the index numbers them
 		off += int64(m)
 		eof := rerr != nil
 		if rerr != nil && !errors.Is(rerr, io.EOF) {

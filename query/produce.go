@@ -46,7 +46,8 @@ type task struct {
 	candidates int64
 	verified   int64
 	scanned    int64
-	shrunk     bool // the file was found shorter than its index says
+	shrunk     bool  // the file was found shorter than its index says
+	nulAt      int64 // taskScan: 1 + offset of the first NUL byte read, 0 when none
 	err        error
 	done       chan struct{}
 }

@@ -69,6 +69,10 @@ type Hit struct {
 	Offset int64 // byte offset of the line in the file
 	Length int64 // length of the line's text (without '\n')
 	Text   []byte
+	// Binary: the line ends at or after the file's first NUL byte, where
+	// grep, finding the file binary, prints "binary file matches" instead
+	// of lines (and still counts them). NULs end lines, so Text has none.
+	Binary bool
 	src    *live.Handle // the open file the line was read from
 }
 
@@ -252,6 +256,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 	var cur *File
 	var curCount int64
 	var curHandle *live.Handle
+	var curNUL int64 // 1 + offset of the current file's first known NUL, 0: none
 	flushFile := func() error {
 		if cur != nil && opt.PerFile != nil && !(curHandle != nil && curHandle.File() == nil && curHandle.Stale() != nil) {
 			if err := opt.PerFile(cur, curCount); err != nil {
@@ -270,7 +275,10 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			if err := flushFile(); err != nil {
 				return err
 			}
-			cur, curCount, curHandle = t.file, 0, t.h
+			cur, curCount, curHandle, curNUL = t.file, 0, t.h, 0
+			if t.h == nil || t.h.Stale() == nil {
+				curNUL = t.file.Record().NULAt // else answered from bytes it did not index
+			}
 			if t.h != nil && t.h.Stale() != nil {
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
 				if t.h.File() == nil {
@@ -291,6 +299,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		st.Candidates += t.candidates
 		st.Verified += t.verified
 		st.Scanned += t.scanned
+		if t.nulAt > 0 && (curNUL == 0 || t.nulAt < curNUL) {
+			curNUL = t.nulAt // found in bytes appended since indexing
+		}
 		if stopped {
 			continue
 		}
@@ -312,7 +323,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				}
 				continue
 			}
-			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, src: t.h}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Binary: curNUL > 0 && h.off+h.n >= curNUL-1, src: t.h}
 			if h.tpos >= 0 {
 				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
 			}

@@ -66,6 +66,7 @@ type rawStream struct {
 	curFile *query.File
 	cur     *rawFile // nil with curFile set: the file is unreadable
 	dropped int      // hits past the file's current end
+	binary  int      // hits in binary parts of files, left out
 	head    bool     // HEAD: headers only, nothing is read
 	stream  bool     // ranges go out as found
 	headed  bool     // the header was sent
@@ -119,8 +120,9 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "search failed")
 		return
 	}
-	if st != nil && (len(st.Warnings) > 0 || rs.dropped > 0) {
-		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("dropped", rs.dropped).Msg("raw search answered with warnings")
+	if st != nil && (len(st.Warnings) > 0 || rs.dropped > 0 || rs.binary > 0) {
+		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("dropped", rs.dropped).
+			Int("binary", rs.binary).Msg("raw search answered with warnings")
 	}
 }
 
@@ -132,6 +134,12 @@ func (rs *rawStream) close() {
 
 // hit extends the pending range or starts a new one.
 func (rs *rawStream) hit(h *query.Hit) error {
+	if h.Binary {
+		// As grep: a binary file's lines (from its first NUL on) are not
+		// printed. Counted with the warnings.
+		rs.binary++
+		return nil
+	}
 	if h.File != rs.curFile {
 		if err := rs.flushPending(); err != nil {
 			return err
@@ -233,8 +241,8 @@ func (rs *rawStream) sendBuffered(st *query.Stats) error {
 	h := rs.w.Header()
 	rawHeaders(h)
 	h.Set("Content-Length", strconv.FormatInt(total, 10))
-	if st != nil && len(st.Warnings)+rs.dropped > 0 {
-		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+rs.dropped))
+	if n := rs.dropped + rs.binary; st != nil && len(st.Warnings)+n > 0 {
+		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+n))
 	}
 	rs.w.WriteHeader(http.StatusOK)
 	rs.headed = true

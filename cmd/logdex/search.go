@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -117,7 +118,7 @@ func (e *env) search(args []string) int {
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
 	ix := searcher.Index()
-	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 
 	opt := query.Options{Limit: sf.limit, Text: true}
 	var fn func(*query.Hit) error
@@ -254,6 +255,7 @@ func sameRoots(a, b []mmapstore.Root) bool {
 // printer writes hits in grep's format, with context when asked.
 type printer struct {
 	w             *bufio.Writer
+	stderr        io.Writer
 	withPath      bool
 	before, after int
 	s             *query.Searcher
@@ -263,6 +265,8 @@ type printer struct {
 	file    *query.File
 	lines   []int64
 	printed bool // whether any group was printed (for "--")
+
+	binary *query.File // the last file said to be binary
 }
 
 func (p *printer) line(path string, no int64, sep byte, text []byte) {
@@ -277,11 +281,37 @@ func (p *printer) line(path string, no int64, sep byte, text []byte) {
 }
 
 func (p *printer) print(h *query.Hit) error {
+	if p.isBinary(h) {
+		return nil
+	}
 	p.line(h.File.Path, h.Line, ':', h.Text)
 	return nil
 }
 
+// isBinary reports whether h lies in the binary part of its file; at the
+// file's first such hit it says, as grep does, that the binary file
+// matches (its lines are not printed; they still count).
+func (p *printer) isBinary(h *query.Hit) bool {
+	if !h.Binary {
+		return false
+	}
+	if p.binary != h.File {
+		p.binary = h.File
+		p.w.Flush() // after the file's text lines
+		fmt.Fprintf(p.stderr, "logdex: %s: binary file matches\n", h.File.Path)
+	}
+	return true
+}
+
 func (p *printer) collect(h *query.Hit) error {
+	if h.Binary {
+		// The text lines before come first; no group reaches past here.
+		if err := p.flushContext(); err != nil {
+			return err
+		}
+		p.isBinary(h)
+		return nil
+	}
 	if p.file != h.File {
 		if err := p.flushContext(); err != nil {
 			return err
@@ -316,6 +346,9 @@ func (p *printer) flushContext() error {
 		}
 		p.printed = true
 		err := p.s.ReadLines(p.ctx, f, from, to, func(l query.Line) error {
+			if nul := f.Record().NULAt; nul > 0 && l.Offset+int64(len(l.Text)) >= nul-1 {
+				return errBinaryPart // no context from the binary part (grep prints none)
+			}
 			sep := byte('-')
 			if match[l.No] {
 				sep = ':'
@@ -323,10 +356,12 @@ func (p *printer) flushContext() error {
 			p.line(f.Path, l.No, sep, l.Text)
 			return nil
 		})
-		if err != nil {
+		if err != nil && err != errBinaryPart {
 			return err
 		}
 		i = j
 	}
 	return nil
 }
+
+var errBinaryPart = errors.New("binary part of the file")
