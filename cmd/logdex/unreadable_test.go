@@ -84,6 +84,12 @@ func TestSearchUnreadableFile(t *testing.T) {
 	if want, _ := grep(t, dir, "-rn", "-F", "match", "logs"); code != 0 || got != want {
 		t.Fatalf("once readable: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
 	}
+	// Unreadable since indexing: the search cannot read it either.
+	must(t, os.Chmod(secret, 0))
+	got, stderr, code = asUnprivileged(t, dir, "logdex", "search", "--index", "idx", "--no-update", "-F", "match", "logs")
+	if code != 2 || got != want || !strings.Contains(stderr, "logs/secret.log") || !strings.Contains(stderr, "permission denied") {
+		t.Fatalf("unreadable since indexing: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
+	}
 }
 
 func must(t *testing.T, err error) {
