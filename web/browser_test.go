@@ -40,7 +40,7 @@ func TestBrowser(t *testing.T) {
 		// Names that are not UTF-8, which JSON strings would make equal.
 		"special/caf\xe9 \xfe.log": "2026-10-10T12:00:00Z INFO zqxnonutf first\n",
 		"special/caf\xe9 \xff.log": "2026-10-10T12:00:01Z INFO zqxnonutf second\n",
-		"special/long-line.log":     longLineLog})
+		"special/long-line.log":    longLineLog})
 	base := startServer(t, logs, func(o *server.Options) { o.Warmup = &mmapstore.WarmOptions{Mode: mmapstore.WarmStaged} })
 	browser := startBrowser(t, chromium)
 	t.Logf("server and browser up in %v", time.Since(start).Round(time.Millisecond))
