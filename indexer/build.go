@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/mmapstore/token"
 )
 
@@ -85,21 +86,21 @@ func (b *builder) index(text []byte, id uint32) bool {
 	return complete && b.complete
 }
 
-// readPart reads [start, end) of f, adding every complete line. It returns
-// the offset just past the last complete line and the number of lines.
-// Reads are large and sequential; lines longer than maxIndexedLine are
-// counted without being held in memory.
-func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, timer *lineTimer, buf []byte, progress func(int64)) (int64, int64, error) {
+// readPart reads [start, end) of f, adding every complete line (a NUL
+// byte ends a line too: logfile.EndLinesAtNUL). It returns the offset just
+// past the last complete line, the number of lines and the offset of the
+// first NUL byte read (-1 when none). Reads are large and sequential; lines
+// longer than maxIndexedLine are counted without being held in memory.
+func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, timer *lineTimer, buf []byte, progress func(int64)) (complete, lines, nulAt int64, err error) {
 	b.lines.BeginSpan(rec, start, lineNo)
 	defer b.lines.EndSpan()
 	b.timer = timer
 	var (
-		pos      = start // file offset of buf[0]
-		have     = 0     // valid bytes in buf
-		hugeLen  int64   // > 0 while skipping through an over-long line
-		lines    int64
-		complete = start // offset past the last complete line
+		pos     = start // file offset of buf[0]
+		have    = 0     // valid bytes in buf
+		hugeLen int64   // > 0 while skipping through an over-long line
 	)
+	complete, nulAt = start, -1 // complete: offset past the last complete line
 	for pos+int64(have) < end {
 		n := min(int64(len(buf)-have), end-pos-int64(have))
 		m, err := f.ReadAt(buf[have:have+int(n)], pos+int64(have))
@@ -107,9 +108,12 @@ func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lin
 			if err == io.EOF { // truncated meanwhile: index what was there
 				break
 			}
-			return complete, lines, err
+			return complete, lines, nulAt, err
 		}
 		progress(int64(m))
+		if k := logfile.EndLinesAtNUL(buf[have : have+m]); k >= 0 && nulAt < 0 {
+			nulAt = pos + int64(have+k)
+		}
 		data := buf[:have+m]
 		i := 0
 		for {
@@ -127,7 +131,7 @@ func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lin
 			lines++
 			complete = pos + int64(i)
 			if b.lines.Full() {
-				return complete, lines, nil
+				return complete, lines, nulAt, nil
 			}
 		}
 		rest := len(data) - i
@@ -142,7 +146,7 @@ func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lin
 		pos += int64(i)
 		have = rest
 	}
-	return complete, lines, nil
+	return complete, lines, nulAt, nil
 }
 
 // write sorts the dictionary and writes the segment file at path.

@@ -3,6 +3,7 @@ package indexer
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 
@@ -13,8 +14,9 @@ import (
 // Comparing what the walk found with the previous manifest: which files
 // are new, grown, renamed by rotation, truncated, replaced or deleted.
 
-// dropDamagedSegments opens every live segment's header and small sections;
-// a damaged one is dropped and its files are indexed again from scratch.
+// dropDamagedSegments opens every live segment's header and small sections
+// and checks them against the manifest; a damaged one is dropped and its
+// files are indexed again from scratch.
 func (u *update) dropDamagedSegments() {
 	u.reset = map[uint64]bool{}
 	// Segments a reader found damaged after opening them (a chunk whose
@@ -23,7 +25,9 @@ func (u *update) dropDamagedSegments() {
 	for _, name := range mmapstore.ReadQuarantine(u.opt.Dir) {
 		quarantined[name] = true
 	}
-	for _, ref := range u.old.Segments {
+	segs := make([]*mmapstore.Segment, len(u.old.Segments))
+	errs := make([]error, len(u.old.Segments))
+	for i, ref := range u.old.Segments {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
 		if err == nil && quarantined[ref.Name] {
 			s.Close()
@@ -34,11 +38,24 @@ func (u *update) dropDamagedSegments() {
 			}
 		}
 		if err == nil {
-			s.Close()
+			segs[i] = s
+		}
+		errs[i] = err
+	}
+	for i, err := range mmapstore.CheckSegments(u.old, segs) {
+		if segs[i] != nil {
+			segs[i].Close()
+		}
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	for i, ref := range u.old.Segments {
+		if errs[i] == nil {
 			u.segments = append(u.segments, ref)
 			continue
 		}
-		u.log.Warn().Err(err).Str("segment", ref.Name).Msg("dropping damaged segment; its files will be indexed again")
+		u.log.Warn().Err(errs[i]).Str("segment", ref.Name).Msg("dropping damaged segment; its files will be indexed again")
 		for _, id := range ref.FileIDs {
 			u.reset[id] = true
 		}
@@ -68,10 +85,7 @@ func (u *update) diff() error {
 	if len(old.Roots) != len(u.roots) || len(rootOf) != len(u.roots) {
 		u.changed = true
 	}
-	type key struct {
-		root int
-		path string
-	}
+	type key = skipKey
 	type ikey struct {
 		root     int
 		dev, ino uint64
@@ -93,12 +107,17 @@ func (u *update) diff() error {
 			skippedBefore[key{nr, s.Path}] = s
 		}
 	}
+	u.unreadableBefore = map[key]string{}
+	for k, s := range skippedBefore {
+		if s.Unreadable {
+			u.unreadableBefore[k] = s.Reason
+		}
+	}
 
 	var files []found
 	for i, r := range u.roots {
-		err := walk(i, r, u.opt.Dir, func(rel, why string) {
-			u.log.Warn().Str("path", mmapstore.DisplayPath(r.Root, rel)).Str("reason", why).Msg("skipping")
-			u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: i, Path: rel, Reason: why})
+		err := walk(i, r, u.opt.Dir, func(rel string, err error) {
+			u.unreadable(found{root: i, rel: rel}, err)
 		}, func(f found) { files = append(files, f) })
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", r.Given, err)
@@ -159,13 +178,15 @@ func (u *update) diff() error {
 			rec = old.Files[oi]
 			rec.Root, rec.Path = f.root, f.rel
 		} else {
-			if s, ok := skippedBefore[key{f.root, f.rel}]; ok && s.Dev == f.dev && s.Ino == f.ino && s.Size == f.size && s.MTime == f.mtime {
+			// Only a binary file's skip is remembered: an unreadable one is
+			// tried again every run (its permissions may have been fixed).
+			if s, ok := skippedBefore[key{f.root, f.rel}]; ok && !s.Unreadable && s.Dev == f.dev && s.Ino == f.ino && s.Size == f.size && s.MTime == f.mtime {
 				u.next.Skipped = append(u.next.Skipped, s)
 				continue
 			}
 			fh, err := r.open(f.rel)
 			if err != nil {
-				u.skip(f, display, err.Error())
+				u.unreadable(f, err)
 				continue
 			}
 			bin, err := logfile.IsBinary(fh)
@@ -178,7 +199,7 @@ func (u *update) diff() error {
 			fp, ferr := logfile.Fingerprint(fh, fpLen)
 			fh.Close()
 			if err != nil || ferr != nil {
-				u.skip(f, display, errors.Join(err, ferr).Error())
+				u.unreadable(f, errors.Join(err, ferr))
 				continue
 			}
 			if oi, ok := byPath[key{f.root, f.rel}]; ok && !used[oi] {
@@ -214,7 +235,35 @@ func (u *update) diff() error {
 		}
 	}
 	u.res.Deleted -= u.res.Reindexed
+	if u.res.Unreadable != len(u.unreadableBefore) {
+		u.changed = true // one became readable or went away
+	}
 	return nil
+}
+
+// unreadable records a file (or directory) that could not be read: a
+// warning, a search reports it as grep does (and exits 2), and the next run
+// tries it again. The manifest changes only when the set of unreadable
+// files or their reasons do.
+func (u *update) unreadable(f found, err error) {
+	why := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err.Error() // the path is said apart
+	}
+	display := mmapstore.DisplayPath(u.roots[f.root].Root, f.rel)
+	u.log.Warn().Str("path", display).Str("reason", why).Msg("cannot read; left out of the index and tried again next run")
+	u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: f.root, Path: f.rel, Reason: why, Unreadable: true})
+	u.res.Unreadable++
+	if before, ok := u.unreadableBefore[skipKey{f.root, f.rel}]; !ok || before != why {
+		u.changed = true
+	}
+}
+
+// skipKey names a file by root and relative path.
+type skipKey struct {
+	root int
+	path string
 }
 
 func (u *update) skip(f found, display, why string) {

@@ -59,7 +59,8 @@ type Result struct {
 	Renamed    int
 	Reindexed  int // truncated or replaced files indexed again from the start
 	Deleted    int
-	Skipped    int
+	Skipped    int   // binary files left out
+	Unreadable int   // files and directories that could not be read (tried again next run)
 	Lines      int64 // lines indexed by this run
 	Bytes      int64 // bytes read by this run
 	Duration   time.Duration
@@ -194,7 +195,9 @@ type update struct {
 	reset    map[uint64]bool // file ids whose lines were in a damaged segment
 	segments []mmapstore.SegmentRef
 	changed  bool
-	newSegs  []string
+	// unreadableBefore: the last run's unreadable files and why.
+	unreadableBefore map[skipKey]string
+	newSegs          []string
 }
 
 // readManifest reads the last run's manifest. An index of another format

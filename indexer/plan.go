@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // Turning the byte ranges to index into segment jobs and running them
@@ -33,6 +34,7 @@ type part struct {
 	timed       bool
 	first, last int64
 	format      string
+	nulAt    int64 // offset of the first NUL read, -1 when none
 }
 
 type job struct {
@@ -160,6 +162,9 @@ func (u *update) account(parts []*part) {
 				drop[ri] = true
 				break
 			}
+			if p.nulAt >= 0 && p.nulAt < p.complete && rec.NULAt == 0 {
+				rec.NULAt = p.nulAt + 1 // binary from there (in its indexed bytes)
+			}
 			rec.Indexed = p.complete
 			rec.Lines += p.lines
 			if p.timed {
@@ -247,6 +252,7 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 			return 0, 0, err
 		}
 		data := buf[:m]
+		logfile.EndLinesAtNUL(data) // NULs end lines (as readPart counts them)
 		if pos+int64(m) > want {
 			// Count up to want, then look for the boundary.
 			k := max(want-pos, 0)
@@ -286,12 +292,12 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 		// A part continuing a file already indexed starts from the time of
 		// its last indexed line.
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
-		complete, lines, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress)
+		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rec.Path, err)
 		}
-		p.complete, p.lines = complete, lines
+		p.complete, p.lines, p.nulAt = complete, lines, nulAt
 		p.timed, p.first, p.last, p.format = timer.any, timer.first, timer.carry, timer.p.Format()
 		if lines > 0 && (len(ids) == 0 || ids[len(ids)-1] != rec.ID) {
 			ids = append(ids, rec.ID)

@@ -1,10 +1,13 @@
 package indexer
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -27,30 +30,37 @@ type found struct {
 	mtime int64
 }
 
-func resolveRoot(given string) (*root, error) {
-	abs, err := filepath.Abs(given)
-	if err != nil {
-		return nil, err
+// Resolve returns a PATH's absolute path, its real path (grep follows a
+// symlink given on the command line; so do we) and whether it is a regular
+// file; anything but a regular file or a directory is an error.
+func Resolve(given string) (abs, real string, isFile bool, err error) {
+	if abs, err = filepath.Abs(given); err != nil {
+		return "", "", false, err
 	}
-	// grep follows a symlink given on the command line; so do we.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, err
+	if real, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", "", false, err
 	}
 	st, err := os.Stat(real)
 	if err != nil {
+		return "", "", false, err
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		return "", "", false, fmt.Errorf("%s: not a regular file or directory", given)
+	}
+	return abs, real, st.Mode().IsRegular(), nil
+}
+
+func resolveRoot(given string) (*root, error) {
+	abs, real, isFile, err := Resolve(given)
+	if err != nil {
 		return nil, err
 	}
-	r := &root{Root: mmapstore.Root{Given: given, Abs: abs}}
-	switch {
-	case st.Mode().IsRegular():
-		r.IsFile = true
+	r := &root{Root: mmapstore.Root{Given: given, Abs: abs, IsFile: isFile}}
+	if isFile {
 		r.dir, err = os.OpenRoot(filepath.Dir(real))
 		r.name = filepath.Base(real)
-	case st.IsDir():
+	} else {
 		r.dir, err = os.OpenRoot(real)
-	default:
-		return nil, fmt.Errorf("%s: not a regular file or directory", given)
 	}
 	if err != nil {
 		return nil, err
@@ -65,14 +75,18 @@ func (r *root) open(rel string) (*os.File, error) {
 	if !r.IsFile {
 		name = filepath.FromSlash(rel)
 	}
-	f, _, err := logfile.Open(r.dir, name, false)
+	f, _, err := openLog(r.dir, name, false)
 	return f, err
 }
+
+// openLog opens a log file (a variable: tests make files unreadable, which
+// permissions cannot do for root).
+var openLog = logfile.Open
 
 // walk lists the regular files under r. Like grep -r, it does not follow
 // symlinks met on the way (so none can lead outside the root), and it skips
 // the index directory when that lies inside the root.
-func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(found)) error {
+func walk(ri int, r *root, indexDir string, skip func(rel string, err error), fn func(found)) error {
 	if r.IsFile {
 		info, err := r.dir.Stat(r.name)
 		if err != nil {
@@ -84,33 +98,68 @@ func walk(ri int, r *root, indexDir string, skip func(rel, why string), fn func(
 	}
 	real, _ := filepath.EvalSymlinks(r.Abs)
 	idxReal, _ := filepath.EvalSymlinks(indexDir)
-	return fs.WalkDir(r.dir.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			skip(p, err.Error())
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+	w := &walker{ri: ri, dir: r.dir, skip: skip, fn: fn, isIndex: func(rel string) bool {
+		return idxReal != "" && filepath.Join(real, rel) == idxReal
+	}}
+	return w.walk(".")
+}
+
+// walker walks a root's directory tree through its os.Root (not io/fs,
+// whose paths must be valid UTF-8: file names are bytes, and a directory
+// whose name is not UTF-8 would be unreadable through it).
+type walker struct {
+	ri      int
+	dir     *os.Root
+	skip    func(rel string, err error)
+	fn      func(found)
+	isIndex func(rel string) bool
+}
+
+// walk lists the directory rel ("." for the root) in name order, as
+// fs.WalkDir does: a directory that cannot be read is skipped (an error
+// only for the root).
+func (w *walker) walk(rel string) error {
+	d, err := w.dir.Open(rel)
+	var ents []os.DirEntry
+	if err == nil {
+		ents, err = d.ReadDir(-1)
+		d.Close()
+	}
+	if err != nil {
+		if rel == "." {
+			return err
 		}
-		if d.IsDir() {
-			if p != "." && idxReal != "" && filepath.Join(real, p) == idxReal {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			skip(p, err.Error())
-			return nil
-		}
-		dev, ino := logfile.StatIDs(info)
-		fn(found{root: ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		w.skip(rel, err)
 		return nil
-	})
+	}
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		p := e.Name()
+		if rel != "." {
+			p = rel + "/" + p
+		}
+		switch {
+		case e.IsDir(): // not a symlink to one: those are not followed
+			if !w.isIndex(p) {
+				if err := w.walk(p); err != nil {
+					return err
+				}
+			}
+		case e.Type().IsRegular():
+			info, err := w.dir.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since the directory was read
+			}
+			if err != nil {
+				w.skip(p, err)
+				continue
+			}
+			if !info.Mode().IsRegular() {
+				continue // replaced by something else meanwhile
+			}
+			dev, ino := logfile.StatIDs(info)
+			w.fn(found{root: w.ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		}
+	}
+	return nil
 }

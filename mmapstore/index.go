@@ -64,7 +64,8 @@ func open(dir string) (*Index, error) {
 	for i, f := range m.Files {
 		ix.files[f.ID] = i
 	}
-	for _, ref := range m.Segments {
+	opened := make([]*Segment, len(m.Segments))
+	for i, ref := range m.Segments {
 		s, err := OpenSegment(filepath.Join(dir, ref.Name))
 		if errors.Is(err, os.ErrNotExist) {
 			ix.closeSegments()
@@ -78,7 +79,22 @@ func open(dir string) (*Index, error) {
 			continue
 		}
 		s.onDamage = ix.quarantine
+		opened[i] = s
 		ix.segments = append(ix.segments, s)
+	}
+	// A segment that does not match the manifest is damaged, never used.
+	if errs := CheckSegments(m, opened); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		ix.segments = ix.segments[:0]
+		for i, s := range opened {
+			switch {
+			case s == nil:
+			case errs[i] != nil:
+				s.Close()
+				ix.damaged = append(ix.damaged, errs[i])
+			default:
+				ix.segments = append(ix.segments, s)
+			}
+		}
 	}
 	ix.live = make([]*roaring.Bitmap, len(ix.segments))
 	for i, s := range ix.segments {

@@ -2,12 +2,14 @@ package mmapstore
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -76,6 +78,10 @@ type FileRecord struct {
 	Timed      bool   `json:"timed,omitempty"`
 	TimeFormat string `json:"time_format,omitempty"`
 	LastTime   int64  `json:"last_time,omitempty"`
+	// NULAt is 1 + the offset of the first NUL byte in [0, Indexed), 0
+	// when there is none: from there on the file is binary (grep prints
+	// "binary file matches" instead of its lines).
+	NULAt int64 `json:"nul_at,omitempty"`
 }
 
 // Skipped is a file the indexer saw and left out, with the reason.
@@ -83,15 +89,125 @@ type Skipped struct {
 	Root   int    `json:"root"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
-	Dev    uint64 `json:"dev"`
-	Ino    uint64 `json:"ino"`
-	Size   int64  `json:"size"`
-	MTime  int64  `json:"mtime"`
+	// Unreadable: it could not be read (permissions, I/O); searches report
+	// it as grep does, and the indexer tries it again on every run. Other
+	// skips (binary files) are not read again while dev, ino, size and
+	// mtime stay the same.
+	Unreadable bool   `json:"unreadable,omitempty"`
+	Dev        uint64 `json:"dev"`
+	Ino        uint64 `json:"ino"`
+	Size       int64  `json:"size"`
+	MTime      int64  `json:"mtime"`
+}
+
+// Paths are bytes, and JSON strings are Unicode: encoding/json replaces
+// bytes that are not UTF-8 by U+FFFD, which would name another file. So a
+// path that is not valid UTF-8 is also written in base64 beside it
+// ("path_b64", "given_b64", "abs_b64"), which readers prefer. The wire
+// types below add those fields; the exported types stay plain.
+
+type rootWire struct {
+	Root
+	GivenB64 string `json:"given_b64,omitempty"`
+	AbsB64   string `json:"abs_b64,omitempty"`
+}
+
+type fileWire struct {
+	FileRecord
+	PathB64 string `json:"path_b64,omitempty"`
+}
+
+type skippedWire struct {
+	Skipped
+	PathB64 string `json:"path_b64,omitempty"`
+}
+
+// manifestWire is a Manifest as JSON: its path-holding lists (the fields
+// named like the embedded Manifest's win over them) carry the base64 forms.
+type manifestWire struct {
+	*Manifest
+	Roots   []rootWire    `json:"roots"`
+	Files   []fileWire    `json:"files"`
+	Skipped []skippedWire `json:"skipped,omitempty"`
+}
+
+// b64IfInvalid is s in base64 when it is not valid UTF-8, else "".
+func b64IfInvalid(s string) string {
+	if utf8.ValidString(s) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s))
+}
+
+// fromB64 replaces *s by the bytes b64 holds, when set.
+func fromB64(s *string, b64, field string) error {
+	if b64 == "" {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	*s = string(b)
+	return nil
+}
+
+func rootsToWire(roots []Root) []rootWire {
+	out := make([]rootWire, len(roots))
+	for i, r := range roots {
+		out[i] = rootWire{Root: r, GivenB64: b64IfInvalid(r.Given), AbsB64: b64IfInvalid(r.Abs)}
+	}
+	return out
+}
+
+func rootsFromWire(ws []rootWire) ([]Root, error) {
+	var out []Root
+	for _, w := range ws {
+		if err := errors.Join(fromB64(&w.Given, w.GivenB64, "given_b64"), fromB64(&w.Abs, w.AbsB64, "abs_b64")); err != nil {
+			return nil, err
+		}
+		out = append(out, w.Root)
+	}
+	return out, nil
+}
+
+func (m *Manifest) toWire() *manifestWire {
+	w := &manifestWire{Manifest: m, Roots: rootsToWire(m.Roots), Files: make([]fileWire, len(m.Files))}
+	for i, f := range m.Files {
+		w.Files[i] = fileWire{FileRecord: f, PathB64: b64IfInvalid(f.Path)}
+	}
+	for _, s := range m.Skipped {
+		w.Skipped = append(w.Skipped, skippedWire{Skipped: s, PathB64: b64IfInvalid(s.Path)})
+	}
+	return w
+}
+
+func (w *manifestWire) fromWire() (*Manifest, error) {
+	m := w.Manifest
+	var err error
+	if m.Roots, err = rootsFromWire(w.Roots); err != nil {
+		return nil, err
+	}
+	m.Files = make([]FileRecord, len(w.Files))
+	for i, f := range w.Files {
+		if err := fromB64(&f.Path, f.PathB64, "path_b64"); err != nil {
+			return nil, err
+		}
+		m.Files[i] = f.FileRecord
+	}
+	m.Skipped = nil
+	for _, s := range w.Skipped {
+		if err := fromB64(&s.Path, s.PathB64, "path_b64"); err != nil {
+			return nil, err
+		}
+		m.Skipped = append(m.Skipped, s.Skipped)
+	}
+	return m, nil
 }
 
 // EncodeManifest serializes m with its header and checksum.
 func EncodeManifest(m *Manifest) ([]byte, error) {
-	payload, err := json.Marshal(m)
+	payload, err := json.Marshal(m.toWire())
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +231,16 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 	if v := binary.LittleEndian.Uint32(b[8:]); v < MinFormatVersion || v > FormatVersion {
 		return nil, &VersionError{Path: name, Found: v}
 	}
-	var m Manifest
+	w := manifestWire{Manifest: &Manifest{}}
 	// Unknown fields are ignored: a newer writer may add optional ones.
-	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&m); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&w); err != nil {
 		return nil, bad("%v", err)
 	}
+	mp, err := w.fromWire()
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	m := *mp
 	for i, f := range m.Files {
 		if f.Root < 0 || f.Root >= len(m.Roots) {
 			return nil, bad("file %d refers to root %d of %d", i, f.Root, len(m.Roots))
@@ -172,7 +293,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // directory alone.
 func ReadRoots(dir string) ([]Root, error) {
 	var roots struct {
-		Roots []Root `json:"roots"`
+		Roots []rootWire `json:"roots"`
 	}
 	err := readManifestFile(dir, func(path string, b []byte) error {
 		payload, err := manifestPayload(path, b)
@@ -181,7 +302,10 @@ func ReadRoots(dir string) ([]Root, error) {
 		}
 		return err
 	})
-	return roots.Roots, err
+	if err != nil {
+		return nil, err
+	}
+	return rootsFromWire(roots.Roots)
 }
 
 func readManifestFile(dir string, decode func(path string, b []byte) error) error {

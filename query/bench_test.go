@@ -36,6 +36,9 @@ func BenchmarkQueries(b *testing.B) {
 		{"literal-reqid-part", lang.ModeLiteral, "9b1e4f7a2c6d"},
 		{"literal-infix6", lang.ModeLiteral, "1e4f7a"},
 		{"regex-selective", lang.ModeRegex, `checksum mismatch on segment [0-9]+`},
+		// No term to narrow by: every byte is scanned.
+		{"scan-literal", lang.ModeLiteral, "] ["},
+		{"scan-regex", lang.ModeRegex, `[A-Z]{4,} [0-9]+`},
 	} {
 		q, err := Compile([]string{tc.q}, tc.mode, false)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // Line is one line of a log file read by number.
@@ -58,6 +59,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		}
 		m, rerr := h.File().ReadAt(buf, off)
 		data := buf[:m]
+		logfile.EndLinesAtNUL(data) // lines are numbered as the index numbers them
 		off += int64(m)
 		eof := rerr != nil
 		if rerr != nil && !errors.Is(rerr, io.EOF) {

@@ -60,6 +60,7 @@ type task struct {
 
 	shrunk bool  // the file was found shorter than its index says
 	damage error // the segment was found damaged: the span was read raw
+	nulAt  int64 // taskScan: 1 + offset of the first NUL byte read, 0 when none
 	err    error
 	done   chan struct{}
 }

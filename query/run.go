@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 const scanChunk = 8 << 20
@@ -234,6 +235,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 			}
 			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
 			m, err := t.h.File().ReadAt(buf[have:have+n], pos+int64(have))
+			if k := logfile.EndLinesAtNUL(buf[have : have+m]); k >= 0 && t.nulAt == 0 {
+				t.nulAt = pos + int64(have+k) + 1
+			}
 			have += m
 			if m < n {
 				if err != nil && !errors.Is(err, io.EOF) {

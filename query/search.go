@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/live"
 )
@@ -23,10 +25,17 @@ type Cursor struct {
 	Line  int64  `json:"l"`
 	Time  int64  `json:"t,omitempty"`
 	Timed bool   `json:"tt,omitempty"`
+	// PathB64 holds Path's bytes when they are not valid UTF-8 (a JSON
+	// string would replace them, and paging would compare another path).
+	PathB64 []byte `json:"b,omitempty"`
 }
 
 // Encode renders the cursor as an opaque token.
 func (c Cursor) Encode() string {
+	c.PathB64 = nil
+	if !utf8.ValidString(c.Path) {
+		c.PathB64 = []byte(c.Path)
+	}
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -40,6 +49,9 @@ func DecodeCursor(s string) (*Cursor, error) {
 	}
 	if err != nil || c.Line < 0 {
 		return nil, errors.New("invalid cursor")
+	}
+	if c.PathB64 != nil {
+		c.Path, c.PathB64 = string(c.PathB64), nil
 	}
 	return &c, nil
 }
@@ -73,6 +85,23 @@ type Hit struct {
 	Text   []byte
 	Time   int64 // unix ns, with Options.Times (or a time order or filter)
 	Timed  bool  // whether the line has a time (its file has timestamps)
+	// Binary: the line ends at or after the file's first NUL byte, where
+	// grep, finding the file binary, prints "binary file matches" instead
+	// of lines (and still counts them). NULs end lines, so Text has none.
+	Binary bool
+	src    *live.Handle // the open file the line was read from
+}
+
+// Reopen returns a descriptor of its own on the file h was found in (the
+// very file the search checked and read, even if its path names another
+// file by now) and that file's size when it was checked. Call it during
+// the hit's callback; the caller closes the file.
+func (s *Searcher) Reopen(h *Hit) (*os.File, int64, error) {
+	f, err := s.logs.Reopen(h.File.lf, h.src)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, h.src.Size(), nil
 }
 
 // Stats describe how a search was answered.
@@ -90,6 +119,9 @@ type Stats struct {
 	// were read from the log files instead): the answer is still exact,
 	// and the index should be rebuilt.
 	Damaged []string
+	// Unreadable counts the files (among Warnings) that could not be read
+	// now: grep would exit with status 2.
+	Unreadable int
 }
 
 // closedDone marks tasks that have nothing to run.
@@ -247,6 +279,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 	var cur *File
 	var curCount int64
 	var curHandle *live.Handle
+	var curNUL int64 // 1 + offset of the current file's first known NUL, 0: none
 	flushFile := func() error {
 		if cur != nil && opt.PerFile != nil && !(curHandle != nil && curHandle.File() == nil && curHandle.Stale() != nil) {
 			if err := opt.PerFile(cur, curCount); err != nil {
@@ -265,11 +298,17 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			if err := flushFile(); err != nil {
 				return err
 			}
-			cur, curCount, curHandle = t.file, 0, t.h
+			cur, curCount, curHandle, curNUL = t.file, 0, t.h, 0
+			if t.h == nil || t.h.Stale() == nil {
+				curNUL = t.file.Record().NULAt // else answered from bytes it did not index
+			}
 			if t.h != nil && t.h.Stale() != nil {
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
 				if t.h.File() == nil {
 					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
+					if !errors.Is(t.h.Stale(), live.ErrDeleted) {
+						st.Unreadable++
+					}
 				}
 			}
 			continue
@@ -289,6 +328,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		st.Candidates += t.candidates
 		st.Verified += t.verified
 		st.Scanned += t.scanned
+		if t.nulAt > 0 && (curNUL == 0 || t.nulAt < curNUL) {
+			curNUL = t.nulAt // found in bytes appended since indexing
+		}
 		if stopped {
 			continue
 		}
@@ -310,7 +352,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				}
 				continue
 			}
-			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Time: h.t, Timed: h.timed}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Time: h.t, Timed: h.timed, Binary: curNUL > 0 && h.off+h.n >= curNUL-1, src: t.h}
 			if h.tpos >= 0 {
 				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
 			}

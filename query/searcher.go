@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -50,37 +51,103 @@ type spanRef struct {
 // through the index's file table, opening them beneath their root without
 // following symlinks out of it. Safe for concurrent use.
 type Searcher struct {
-	ix    *mmapstore.Index
-	segs  []*mmapstore.Segment
-	files []*File // sorted by Path
-	byID  map[uint64]*File
-	logs  *live.Set
+	ix       *mmapstore.Index
+	segs     []*mmapstore.Segment
+	files    []*File // sorted by Path
+	byID     map[uint64]*File
+	logs     *live.Set
+	workers  int
+	noInline bool // tests: always use the worker pipeline
 	// damagedFiles have lines in segments that could not be opened: they
 	// are read whole.
 	damagedFiles map[uint64]bool
 	loc          *time.Location // of timestamps without a zone, as indexed
-	workers      int
-	noInline     bool // tests: always use the worker pipeline
+	// unreadable: files in scope the indexer could not read.
+	unreadable []Unreadable
+}
+
+// Unreadable is a file (or directory) the indexer could not read, and why:
+// grep would report it ("Permission denied") and exit with status 2.
+type Unreadable struct {
+	Path   string // display path
+	Reason string
 }
 
 // NewSearcher prepares ix for searching. display, when not nil, gives the
 // spelling of each root to print (the PATH arguments of this invocation).
 func NewSearcher(ix *mmapstore.Index, display []string) *Searcher {
 	roots := ix.Roots()
-	for i := range roots {
+	scopes := make([]Scope, len(roots))
+	for i, r := range roots {
+		scopes[i] = Scope{Root: i, Display: r.Given, IsFile: r.IsFile}
 		if i < len(display) {
-			roots[i].Given = display[i]
+			scopes[i].Display = display[i]
 		}
 	}
+	return NewScopedSearcher(ix, scopes)
+}
+
+// Scope is one PATH operand of a search that lies inside an indexed root:
+// the searcher sees only the files beneath it, and prints their paths as
+// grep -r prints them for that operand.
+type Scope struct {
+	Root    int    // the root (index into the index's roots) it lies in
+	Rel     string // its path relative to that root, slash-separated; "" for the root itself
+	Display string // the operand as typed
+	IsFile  bool   // the operand names a file (the one at Rel)
+}
+
+// path returns the display path of rec if it lies in the scope.
+func (sc Scope) path(rec mmapstore.FileRecord) (string, bool) {
+	if rec.Root != sc.Root {
+		return "", false
+	}
+	rel := rec.Path
+	switch {
+	case sc.IsFile:
+		return sc.Display, rec.Path == sc.Rel
+	case sc.Rel == "":
+	case strings.HasPrefix(rec.Path, sc.Rel+"/"):
+		rel = rec.Path[len(sc.Rel)+1:]
+	default:
+		return "", false
+	}
+	return mmapstore.DisplayPath(mmapstore.Root{Given: sc.Display}, rel), true
+}
+
+// NewScopedSearcher prepares ix for searching the files beneath the
+// scopes only. A file in several scopes is seen once, under the first.
+func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
 	if loc, err := time.LoadLocation(ix.TZ()); err == nil {
 		s.loc = loc
 	}
 	for _, rec := range ix.Files() {
-		f := &File{ID: rec.ID, Path: mmapstore.DisplayPath(roots[rec.Root], rec.Path), s: s, lf: s.logs.Track(rec)}
-		s.files = append(s.files, f)
-		s.byID[f.ID] = f
+		for _, sc := range scopes {
+			if path, ok := sc.path(rec); ok {
+				f := &File{ID: rec.ID, Path: path, s: s, lf: s.logs.Track(rec)}
+				s.files = append(s.files, f)
+				s.byID[f.ID] = f
+				break
+			}
+		}
 	}
+	for _, sk := range ix.Skipped() {
+		if !sk.Unreadable {
+			continue
+		}
+		for _, sc := range scopes {
+			path, ok := sc.path(mmapstore.FileRecord{Root: sk.Root, Path: sk.Path})
+			if !ok && !sc.IsFile && sk.Root == sc.Root && sk.Path == sc.Rel {
+				path, ok = sc.Display, true // the operand itself
+			}
+			if ok {
+				s.unreadable = append(s.unreadable, Unreadable{Path: path, Reason: sk.Reason})
+				break
+			}
+		}
+	}
+	sort.Slice(s.unreadable, func(i, j int) bool { return s.unreadable[i].Path < s.unreadable[j].Path })
 	for si, seg := range s.segs {
 		files := seg.Files()
 		for spi, sp := range seg.Spans() {
@@ -113,6 +180,11 @@ func (s *Searcher) Location() *time.Location { return s.loc }
 
 // Index is the snapshot searched.
 func (s *Searcher) Index() *mmapstore.Index { return s.ix }
+
+// Unreadable lists the files and directories in the searcher's scope that
+// the indexer could not read, in display order: their lines are missing
+// from every answer.
+func (s *Searcher) Unreadable() []Unreadable { return s.unreadable }
 
 // Files lists the indexed files in display order.
 func (s *Searcher) Files() []*File { return s.files }

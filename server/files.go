@@ -19,9 +19,10 @@ import (
 type fileJSON struct {
 	ID           uint64    `json:"id"`
 	Path         string    `json:"path"`
-	Size         int64     `json:"size"`          // when last indexed
-	Lines        int64     `json:"lines"`         // complete lines indexed
-	IndexedBytes int64     `json:"indexed_bytes"` // prefix covered by the index
+	PathB64      string    `json:"path_b64,omitempty"` // the exact bytes, when not valid UTF-8
+	Size         int64     `json:"size"`               // when last indexed
+	Lines        int64     `json:"lines"`              // complete lines indexed
+	IndexedBytes int64     `json:"indexed_bytes"`      // prefix covered by the index
 	MTime        time.Time `json:"mtime"`
 	// Times: the format detected and the range of the indexed lines'
 	// times; a file without timestamps has timed false and none.
@@ -46,7 +47,7 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	for _, f := range files {
 		rec := f.Record()
 		fj := fileJSON{
-			ID: f.ID, Path: f.Path, Size: rec.Size, Lines: rec.Lines, IndexedBytes: rec.Indexed,
+			ID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Size: rec.Size, Lines: rec.Lines, IndexedBytes: rec.Indexed,
 			MTime: time.Unix(0, rec.MTime).UTC(), Timed: rec.Timed, TimeFormat: rec.TimeFormat,
 		}
 		if lo, hi, ok := f.TimeRange(); ok {
@@ -158,11 +159,12 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 	out := struct {
 		FileID     uint64     `json:"file_id"`
 		Path       string     `json:"path"`
+		PathB64    string     `json:"path_b64,omitempty"`
 		Lines      []lineJSON `json:"lines"`
 		First      int64      `json:"first,omitempty"`
 		Last       int64      `json:"last,omitempty"`
 		TotalLines *int64     `json:"total_lines,omitempty"`
-	}{FileID: f.ID, Path: f.Path, Lines: []lineJSON{}}
+	}{FileID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Lines: []lineJSON{}}
 	// Open first: a deleted or escaping file is answered as such, and the
 	// line count is known when the file is exactly what was indexed.
 	fh, err := sn.s.OpenFile(f)
@@ -179,6 +181,9 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		off := l.Offset
 		lj := lineJSON{Line: l.No, Offset: &off}
 		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
+		if lj.Truncated {
+			lj.Length = int64(len(l.Text))
+		}
 		out.Lines = append(out.Lines, lj)
 		return nil
 	})

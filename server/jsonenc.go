@@ -117,6 +117,11 @@ func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line
 	dst = strconv.AppendUint(dst, h.File.ID, 10)
 	dst = append(dst, `,"path":`...)
 	dst = appendJSONString(dst, h.File.Path)
+	if !utf8.ValidString(h.File.Path) {
+		dst = append(dst, `,"path_b64":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, []byte(h.File.Path))
+		dst = append(dst, '"')
+	}
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, h.Line, 10)
 	dst = append(dst, `,"offset":`...)

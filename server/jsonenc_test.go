@@ -58,6 +58,7 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 		{name: "no highlights", path: "a.log", text: "x", hl: [][2]int{}},
 		{name: "escapes", path: `dir "q"/<a>&b.log`, text: "tab\there \"quoted\" \\ <tag>", hl: [][2]int{{0, 3}, {4, 8}}},
 		{name: "invalid utf8", path: "bin.log", text: "bad \xff byte", hl: [][2]int{{0, 3}}},
+		{name: "invalid utf8 path", path: "caf\xe9/\xff.log", text: "x", hl: [][2]int{{0, 1}}},
 		{name: "long", path: "long.log", text: long, hl: [][2]int{{0, 2}}},
 		{name: "context", path: "c.log", text: "hit", hl: [][2]int{{0, 3}},
 			before: []query.Line{{No: 1, Text: []byte("one")}, {No: 2, Text: []byte("t\xffwo")}},

@@ -51,6 +51,7 @@ type rawFile struct {
 type rawRange struct {
 	file   *rawFile
 	off, n int64
+	nl     bool // the range ends with a final line that has no '\n': add one
 }
 
 // rawStream collects and sends the byte ranges of matched lines.
@@ -65,6 +66,7 @@ type rawStream struct {
 	curFile *query.File
 	cur     *rawFile // nil with curFile set: the file is unreadable
 	dropped int      // hits past the file's current end
+	binary  int      // hits in binary parts of files, left out
 	head    bool     // HEAD: headers only, nothing is read
 	stream  bool     // ranges go out as found
 	headed  bool     // the header was sent
@@ -118,8 +120,9 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "search failed")
 		return
 	}
-	if st != nil && (len(st.Warnings) > 0 || rs.dropped > 0) {
-		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("dropped", rs.dropped).Msg("raw search answered with warnings")
+	if st != nil && (len(st.Warnings) > 0 || rs.dropped > 0 || rs.binary > 0) {
+		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("dropped", rs.dropped).
+			Int("binary", rs.binary).Msg("raw search answered with warnings")
 	}
 }
 
@@ -131,18 +134,28 @@ func (rs *rawStream) close() {
 
 // hit extends the pending range or starts a new one.
 func (rs *rawStream) hit(h *query.Hit) error {
+	if h.Binary {
+		// As grep: a binary file's lines (from its first NUL on) are not
+		// printed. Counted with the warnings.
+		rs.binary++
+		return nil
+	}
 	if h.File != rs.curFile {
 		if err := rs.flushPending(); err != nil {
 			return err
 		}
 		rs.curFile, rs.cur = h.File, nil
-		if f, err := rs.sn.s.OpenFile(h.File); err == nil {
-			if st, err := f.Stat(); err == nil {
-				rs.cur = &rawFile{f: f, size: st.Size()}
-				rs.files = append(rs.files, rs.cur)
-			} else {
-				f.Close()
-			}
+		if rs.s.hookRawFile != nil {
+			rs.s.hookRawFile(h.File)
+		}
+		// The file the search checked and read, not whatever its path
+		// names now: a rotation in between must not send another file's
+		// bytes at these offsets.
+		if f, size, err := rs.sn.s.Reopen(h); err == nil {
+			rs.cur = &rawFile{f: f, size: size}
+			rs.files = append(rs.files, rs.cur)
+		} else {
+			rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot reopen a matched file")
 		}
 		if rs.stream && len(rs.files) > 1 {
 			// Streaming: earlier files are done with.
@@ -156,10 +169,14 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		rs.dropped++
 		return nil
 	}
-	// The line and its '\n'; a final line without one ends at the file's end.
-	end := min(h.Offset+h.Length+1, rs.cur.size)
-	if p := &rs.pending; p.n > 0 && p.file == rs.cur && p.off+p.n == h.Offset {
-		p.n = end - p.off
+	// The line and its '\n'. A final line without one gets it from us, as
+	// grep prints it: else it would run into the next file's first line.
+	end, nl := h.Offset+h.Length+1, false
+	if end > rs.cur.size {
+		end, nl = h.Offset+h.Length, true
+	}
+	if p := &rs.pending; p.n > 0 && !p.nl && p.file == rs.cur && p.off+p.n == h.Offset {
+		p.n, p.nl = end-p.off, nl
 		if rs.stream && p.n >= rawStreamFlush {
 			// A long run of matching lines: send it while searching on.
 			return rs.flushPending()
@@ -169,7 +186,7 @@ func (rs *rawStream) hit(h *query.Hit) error {
 	if err := rs.flushPending(); err != nil {
 		return err
 	}
-	rs.pending = rawRange{file: rs.cur, off: h.Offset, n: end - h.Offset}
+	rs.pending = rawRange{file: rs.cur, off: h.Offset, n: end - h.Offset, nl: nl}
 	return nil
 }
 
@@ -217,12 +234,15 @@ func (rs *rawStream) sendBuffered(st *query.Stats) error {
 	var total int64
 	for _, rg := range rs.ranges {
 		total += rg.n
+		if rg.nl {
+			total++
+		}
 	}
 	h := rs.w.Header()
 	rawHeaders(h)
 	h.Set("Content-Length", strconv.FormatInt(total, 10))
-	if st != nil && len(st.Warnings)+rs.dropped > 0 {
-		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+rs.dropped))
+	if n := rs.dropped + rs.binary; st != nil && len(st.Warnings)+n > 0 {
+		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+n))
 	}
 	rs.w.WriteHeader(http.StatusOK)
 	rs.headed = true
@@ -254,7 +274,11 @@ func (rs *rawStream) send(rg rawRange) error {
 	if n < rg.n {
 		return fmt.Errorf("%w: %d of %d bytes at offset %d", errShrunk, n, rg.n, rg.off)
 	}
-	return nil
+	if rg.nl {
+		_, err = io.WriteString(rs.w, "\n")
+		rs.sent++
+	}
+	return err
 }
 
 func rawHeaders(h http.Header) {

@@ -13,10 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logdex/logdex/query"
 )
 
 // expectedRaw is what /api/search/raw must send for a query: each hit's
-// line with its '\n' from the file, in order.
+// line with its '\n' (from the file, or added to an unterminated last
+// line), in order.
 func expectedRaw(t *testing.T, ts *testServer, params string) []byte {
 	t.Helper()
 	sr := ts.search(t, params+"&limit=10000")
@@ -26,7 +29,7 @@ func expectedRaw(t *testing.T, ts *testServer, params string) []byte {
 	var want []byte
 	for _, h := range sr.Hits {
 		b := ts.fx.fileBytes(t, h.Path)
-		want = append(want, b[h.Offset:min(h.Offset+h.Length+1, int64(len(b)))]...)
+		want = append(append(want, b[h.Offset:h.Offset+h.Length]...), '\n')
 	}
 	return want
 }
@@ -54,8 +57,10 @@ func TestRawEqualsHits(t *testing.T) {
 	}
 }
 
-// allFiles concatenates the fixture's files in display-path order.
-func allFiles(t *testing.T, fx *fixture) ([]byte, int) {
+// allFiles concatenates the fixture's files in display-path order, a '\n'
+// added to each that lacks a final one (as the raw stream does); it also
+// returns the number of non-empty files and of added newlines.
+func allFiles(t *testing.T, fx *fixture) ([]byte, int, int) {
 	var names []string
 	filepath.WalkDir(fx.logs, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -65,15 +70,19 @@ func allFiles(t *testing.T, fx *fixture) ([]byte, int) {
 	})
 	sort.Strings(names)
 	var all []byte
-	n := 0
+	n, added := 0, 0
 	for _, p := range names {
 		b, _ := os.ReadFile(p)
 		if len(b) > 0 {
 			n++
 		}
 		all = append(all, b...)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			all = append(all, '\n')
+			added++
+		}
 	}
-	return all, n
+	return all, n, added
 }
 
 // metricValue scrapes one sample from /metrics.
@@ -98,7 +107,7 @@ func (ts *testServer) metricValue(t *testing.T, name string) float64 {
 func TestRawCoalesces(t *testing.T) {
 	fx := newFixture(t)
 	ts := newTestServer(t, fx)
-	all, nfiles := allFiles(t, fx)
+	all, nfiles, added := allFiles(t, fx)
 	calls0 := ts.metricValue(t, "logdex_sendfile_calls_total")
 	bytes0 := ts.metricValue(t, "logdex_sendfile_bytes_total")
 	r := ts.get(t, "/api/search/raw?mode=regex&q=%5E")
@@ -107,8 +116,8 @@ func TestRawCoalesces(t *testing.T) {
 	}
 	calls := ts.metricValue(t, "logdex_sendfile_calls_total") - calls0
 	sent := ts.metricValue(t, "logdex_sendfile_bytes_total") - bytes0
-	if int(calls) != nfiles || int(sent) != len(all) {
-		t.Fatalf("%v sendfile calls for %d files, %v bytes for %d", calls, nfiles, sent, len(all))
+	if int(calls) != nfiles || int(sent) != len(all)-added {
+		t.Fatalf("%v sendfile calls for %d files, %v bytes for %d", calls, nfiles, sent, len(all)-added)
 	}
 }
 
@@ -118,7 +127,7 @@ func TestRawStreamingFraming(t *testing.T) {
 	fx := newFixture(t)
 	ts := newTestServer(t, fx)
 	ts.rawBuffer.ranges = 1
-	all, _ := allFiles(t, fx)
+	all, _, _ := allFiles(t, fx)
 	resp, err := ts.ts.Client().Get(ts.ts.URL + "/api/search/raw?mode=regex&q=%5E")
 	if err != nil {
 		t.Fatal(err)
@@ -216,5 +225,83 @@ func TestNextChunk(t *testing.T) {
 		if got := nextChunk(c.cur, c.sent, c.took, c.minChunk, c.timeout); got != c.want {
 			t.Errorf("%s: nextChunk = %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// newTinyFixture indexes the given files (path relative to the logs
+// root -> content) instead of the sample tree.
+func newTinyFixture(t testing.TB, files map[string]string) *fixture {
+	t.Helper()
+	tmp := t.TempDir()
+	fx := &fixture{logs: filepath.Join(tmp, "logs"), index: filepath.Join(tmp, "index")}
+	for name, content := range files {
+		p := filepath.Join(fx.logs, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, p, content)
+	}
+	fx.reindex(t)
+	return fx
+}
+
+// TestRawUnterminatedLastLine: a file's last line without '\n' gets one in
+// the raw stream, as grep prints it, instead of running into the next
+// file's first line; in both framings.
+func TestRawUnterminatedLastLine(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"a.log": "a match\nb match", "b.log": "c match\n", "c.log": "no\nd match"})
+	for _, stream := range []bool{false, true} {
+		ts := newTestServer(t, fx)
+		if stream {
+			ts.rawBuffer.ranges = 1
+		}
+		r := ts.get(t, "/api/search/raw?q=match&mode=literal")
+		if want := "a match\nb match\nc match\nd match\n"; r.code != http.StatusOK || string(r.body) != want {
+			t.Fatalf("stream=%v: %d %q, want %q", stream, r.code, r.body, want)
+		}
+		if cl := r.header.Get("Content-Length"); !stream && cl != strconv.Itoa(len(r.body)) {
+			t.Fatalf("Content-Length %s for %d bytes", cl, len(r.body))
+		}
+	}
+}
+
+// TestRawRotatedAfterCheck rotates a file after the search checked it and
+// before the raw endpoint opens it: the lines sent are the checked file's
+// (at the offsets the search found them), not the new file's bytes.
+func TestRawRotatedAfterCheck(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fx := newTinyFixture(t, map[string]string{"app.log": "one match\ntwo\nthree match\n"})
+		ts := newTestServer(t, fx)
+		if stream {
+			ts.rawBuffer.ranges = 1
+		}
+		ts.hookRawFile = func(*query.File) {
+			p := filepath.Join(fx.logs, "app.log")
+			if err := os.Rename(p, p+".1"); err != nil {
+				t.Error(err)
+			}
+			// The same size, other bytes: offsets stay in range.
+			writeFile(t, p, "XXX XXXXX\nXXX\nXXXXX XXXXX\n")
+		}
+		r := ts.get(t, "/api/search/raw?q=match&mode=literal")
+		if want := "one match\nthree match\n"; r.code != http.StatusOK || string(r.body) != want {
+			t.Fatalf("stream=%v: %d %q, want %q", stream, r.code, r.body, want)
+		}
+	}
+}
+
+// TestRawLeavesOutBinaryLines: as grep prints no lines of a binary file
+// from its first NUL on, neither does the raw stream; they count as
+// warnings.
+func TestRawLeavesOutBinaryLines(t *testing.T) {
+	text := strings.Repeat("text match\n", 1000) // past the 8 KiB sniffed for binary files
+	fx := newTinyFixture(t, map[string]string{"a.log": text + "b\x00c match\nafter match\n", "b.log": "plain match\n"})
+	ts := newTestServer(t, fx)
+	r := ts.get(t, "/api/search/raw?q=match&mode=literal")
+	if want := text + "plain match\n"; r.code != http.StatusOK || string(r.body) != want {
+		t.Fatalf("%d: %d bytes, want %d", r.code, len(r.body), len(want))
+	}
+	if r.header.Get("X-Logdex-Warnings") != "2" {
+		t.Fatalf("warnings header %q", r.header.Get("X-Logdex-Warnings"))
 	}
 }

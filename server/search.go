@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/mmapstore/logtime"
 	"github.com/logdex/logdex/query"
@@ -147,6 +148,7 @@ func (p *searchParams) parseTime(v url.Values) *statusError {
 type hitJSON struct {
 	FileID     uint64     `json:"file_id"`
 	Path       string     `json:"path"`
+	PathB64    string     `json:"path_b64,omitempty"`
 	Line       int64      `json:"line"`
 	Offset     int64      `json:"offset"`
 	Length     int64      `json:"length"`
@@ -166,6 +168,18 @@ type lineJSON struct {
 	Text      string `json:"text"`
 	TextB64   string `json:"text_b64,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Length is the whole line's length in bytes (without '\n') when it
+	// was cut (file lines only): what a client fetches to get it all.
+	Length int64 `json:"length,omitempty"`
+}
+
+// pathB64 is a path's bytes in base64 when they are not valid UTF-8 (the
+// JSON string "path" has U+FFFD in their place), else "".
+func pathB64(p string) string {
+	if utf8.ValidString(p) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(p))
 }
 
 // lineText renders a line for JSON: cut at maxLineBytes; the exact bytes
@@ -300,12 +314,15 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	return st, out.err
 }
 
-// warnings lists what the answer may miss: files changed since indexing
-// and damaged segments.
+// warnings lists what the answer may miss: files changed since indexing,
+// files that could not be read, and damaged segments.
 func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	ws := []string{}
 	if st != nil {
 		ws = append(ws, st.Warnings...)
+	}
+	for _, u := range sn.s.Unreadable() {
+		ws = append(ws, fmt.Sprintf("%s: %s (could not be read when indexed; its lines are missing)", u.Path, u.Reason))
 	}
 	if n := len(sn.ix.Damaged()); n > 0 {
 		// The answer is exact (the damaged segments' lines were read from

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/lang"
 )
@@ -289,5 +290,24 @@ func TestAppendedLinesWithoutReindex(t *testing.T) {
 	writeFile(t, log, "a fresh file\n")
 	if sr := waitFor("logs/app/api.log.1"); len(sr.Warnings) < 2 {
 		t.Fatalf("rotated files answered without warnings: %q", sr.Warnings)
+	}
+}
+
+// TestSearchWarnsUnreadable: a file the indexer could not read is named in
+// every answer's warnings (its lines are missing from it).
+func TestSearchWarnsUnreadable(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"a.log": "match\n"})
+	m, err := mmapstore.ReadManifest(fx.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Skipped = append(m.Skipped, mmapstore.Skipped{Root: 0, Path: "secret.log", Reason: "permission denied", Unreadable: true})
+	if err := mmapstore.PublishManifest(fx.index, m); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, fx)
+	sr := ts.search(t, "q=match")
+	if len(sr.Warnings) != 1 || !strings.HasPrefix(sr.Warnings[0], "logs/secret.log: permission denied") {
+		t.Fatalf("warnings %q", sr.Warnings)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/live"
 	"github.com/rs/zerolog"
 )
@@ -147,6 +148,9 @@ type Server struct {
 	hookSearch func()
 	// hookRawSend, for tests, runs before the raw endpoint sends its ranges.
 	hookRawSend func()
+	// hookRawFile, for tests, runs when the raw endpoint meets the first
+	// hit of a file, before it opens the file.
+	hookRawFile func(*query.File)
 }
 
 // New prepares a server; it opens no index (Reload does) and starts

@@ -471,6 +471,26 @@ func apiSearchAll(t *testing.T, base string, params url.Values) apiSearch {
 	return r
 }
 
+// getAuthed GETs u with a bearer token and returns the body.
+func getAuthed(t *testing.T, u, token string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", u, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
 func apiFiles(t *testing.T, base string) []apiFile {
 	t.Helper()
 	var r struct{ Files []apiFile }

@@ -26,11 +26,21 @@ import (
 	"github.com/logdex/logdex/server"
 )
 
+// longLineLog has a line cut for display (over 64 KiB) where the viewer's
+// first load ends (line 101 when line 1 is opened), and lines after it.
+var longLineLog = "2026-10-10T12:00:00Z INFO zqxtrunc first\n" +
+	strings.Repeat("2026-10-10T12:00:01Z INFO zqxfill\n", 99) +
+	strings.Repeat("y", 70_000) + "\n" + strings.Repeat("after the long line\n", 5)
+
 // TestBrowser runs the UI scenarios against one server and one browser.
 func TestBrowser(t *testing.T) {
 	chromium := needChromium(t)
 	start := time.Now()
-	logs := copyFixtures(t, t.TempDir(), map[string]string{"special/latin1.log": latin1})
+	logs := copyFixtures(t, t.TempDir(), map[string]string{"special/latin1.log": latin1,
+		// Names that are not UTF-8, which JSON strings would make equal.
+		"special/caf\xe9 \xfe.log": "2026-10-10T12:00:00Z INFO zqxnonutf first\n",
+		"special/caf\xe9 \xff.log": "2026-10-10T12:00:01Z INFO zqxnonutf second\n",
+		"special/long-line.log":    longLineLog})
 	base := startServer(t, logs, func(o *server.Options) { o.Warmup = &mmapstore.WarmOptions{Mode: mmapstore.WarmStaged} })
 	browser := startBrowser(t, chromium)
 	t.Logf("server and browser up in %v", time.Since(start).Round(time.Millisecond))
@@ -411,6 +421,52 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("file names that are not UTF-8 are shown apart and open", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/?q=zqxnonutf")
+		tb.waitResults("zqxnonutf", 2)
+		shown := []string{`logs/special/caf\xE9 \xFE.log`, `logs/special/caf\xE9 \xFF.log`}
+		var heads []string
+		tb.eval(`[...document.querySelectorAll('#results .file-head')].map((e) => e.title)`, &heads)
+		if !slices.Equal(heads, shown) {
+			t.Errorf("file groups %q, want %q", heads, shown)
+		}
+		tb.click(`#results .hit[data-n="1"] .txt`)
+		tb.wait("viewer at the hit", `document.querySelector('.vline.is-target .txt')?.textContent.endsWith('zqxnonutf second')`)
+		var p string
+		tb.eval(`document.querySelector('.viewer-path').textContent`, &p)
+		if p != shown[1] {
+			t.Errorf("viewer path %q, want %q", p, shown[1])
+		}
+		tb.open("/files")
+		tb.wait("files listed", fmt.Sprintf(`document.querySelectorAll('.files-table tbody tr[data-id]').length === %d`, len(files)))
+		var id string
+		tb.eval(fmt.Sprintf(`document.querySelector(%s)?.dataset.open || ''`, jsString(".files-table a[title="+jsString(shown[0])+"]")), &id)
+		if id == "" {
+			t.Fatalf("no file %s listed", shown[0])
+		}
+		tb.click(fmt.Sprintf(`a[data-open="%s"]`, id))
+		tb.wait("file opens in the viewer", `document.querySelector('.vline.is-target .txt')?.textContent.endsWith('zqxnonutf first')`)
+	})
+
+	t.Run("download through a line cut for display", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/?q=zqxtrunc")
+		tb.waitResults("zqxtrunc", 1)
+		tb.click(`#results .hit[data-n="0"] .txt`)
+		tb.wait("viewer loaded", `logdex.viewer.last === 101 && logdex.viewer.lines[100].truncated`)
+		tb.eval(`(() => { const orig = URL.createObjectURL; window.blobs = [];
+			URL.createObjectURL = (b) => { window.blobs.push(b); return orig.call(URL, b); }; })()`, nil)
+		tb.click(`[data-act=download]`)
+		tb.wait("download", `window.blobs.length === 1`)
+		var text string
+		tb.eval(`window.blobs[0].text()`, &text)
+		lines := strings.SplitAfter(longLineLog, "\n")
+		if want := strings.Join(lines[:101], ""); text != want {
+			t.Errorf("downloaded %d bytes, want lines 1-101: %d bytes", len(text), len(want))
+		}
+	})
+
 	t.Run("status shows the index and warm-up", func(t *testing.T) {
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/")
@@ -485,6 +541,30 @@ func TestBrowser(t *testing.T) {
 		tb.key(kb.Enter)
 		tb.waitResults("error", 48)
 		tb.wait("status", `['ok', 'warm'].includes(document.querySelector('#status-chip').dataset.state)`)
+
+		// Raw links cannot carry the token: the page fetches with it and
+		// opens the body as a blob (window.open is recorded, not run).
+		tb.eval(`(() => { const orig = URL.createObjectURL; window.blobs = []; window.opened = [];
+			URL.createObjectURL = (b) => { window.blobs.push(b); return orig.call(URL, b); };
+			window.open = () => { const w = { location: {}, close() {} }; window.opened.push(w); return w; }; })()`, nil)
+		openedText := func(n int) string {
+			tb.wait("raw opened", fmt.Sprintf(`window.opened.length === %d && window.opened[%d].location.href?.startsWith('blob:') && window.blobs.length === %d`, n, n-1, n))
+			var text string
+			tb.eval(fmt.Sprintf(`window.blobs[%d].text()`, n-1), &text)
+			return text
+		}
+		tb.click(`#summary .raw-link`)
+		if got, want := openedText(1), getAuthed(t, authBase+"/api/search/raw?q=error&mode=query&case=insensitive", token); got != want {
+			t.Errorf("raw matches: %d bytes, want %d", len(got), len(want))
+		}
+		tb.click(`#results .hit[data-n="0"] .txt`)
+		tb.wait("viewer", `document.querySelector('.vline.is-target') !== null`)
+		var id int
+		tb.eval(`logdex.viewer.fileId`, &id)
+		tb.click(`[data-act=raw]`)
+		if got, want := openedText(2), getAuthed(t, fmt.Sprintf("%s/api/files/%d/content", authBase, id), token); got != want {
+			t.Errorf("raw file: %d bytes, want %d", len(got), len(want))
+		}
 	})
 
 	t.Run("10,000 hits stay responsive", func(t *testing.T) {

@@ -41,22 +41,37 @@ func (e *env) check(args []string) int {
 	t0 := time.Now()
 	bad := 0
 	var lines, raw, size int64
-	for _, ref := range m.Segments {
-		p := filepath.Join(d, ref.Name)
-		s, err := mmapstore.OpenSegment(p)
+	segs := make([]*mmapstore.Segment, len(m.Segments))
+	errs := make([]error, len(m.Segments))
+	for i, ref := range m.Segments {
+		s, err := mmapstore.OpenSegment(filepath.Join(d, ref.Name))
 		if err == nil {
-			err = s.Verify()
-			if err == nil {
+			if err = s.Verify(); err != nil {
+				s.Close()
+			} else {
+				segs[i] = s
+			}
+		}
+		errs[i] = err
+	}
+	// Sound segments must also be the ones the manifest describes.
+	for i, err := range mmapstore.CheckSegments(m, segs) {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	for i, ref := range m.Segments {
+		if s := segs[i]; s != nil {
+			if errs[i] == nil {
 				lines += int64(s.NumLines())
 				raw += s.RawBytes()
 				size += s.Size()
 			}
 			s.Close()
 		}
-		if err != nil {
+		if errs[i] != nil {
 			bad++
-			fmt.Fprintf(e.stdout, "DAMAGED %s: %v\n", ref.Name, err)
-			continue
+			fmt.Fprintf(e.stdout, "DAMAGED %s: %v\n", ref.Name, errs[i])
 		}
 	}
 	var dead int

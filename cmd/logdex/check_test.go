@@ -60,3 +60,25 @@ func TestCheckAndRepair(t *testing.T) {
 		t.Fatal("search after repair differs")
 	}
 }
+
+// TestCheckReportsMismatch: check finds a segment that does not match its
+// manifest (all its checksums sound) and names it.
+func TestCheckReportsMismatch(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	idx := filepath.Join(dir, "idx")
+	if _, stderr, code := logdex(t, dir, "index", "-q", "--index", idx, "logs"); code != 0 {
+		t.Fatalf("index: %d %s", code, stderr)
+	}
+	m, err := mmapstore.ReadManifest(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Segments[0].Lines++
+	if err := mmapstore.PublishManifest(idx, m); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := logdex(t, dir, "check", "--index", idx)
+	if code != 1 || !strings.Contains(out, "DAMAGED "+m.Segments[0].Name) || !strings.Contains(out, "does not match the manifest") {
+		t.Fatalf("check: %d %q", code, out)
+	}
+}

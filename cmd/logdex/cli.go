@@ -155,8 +155,12 @@ func summary(res *indexer.Result) string {
 		pct = 100 * float64(res.IndexBytes) / float64(res.RawBytes)
 	}
 	rate := float64(res.Bytes) / res.Duration.Seconds() / 1e6
-	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped), %d lines, %s in %s (%.0f MB/s); index %s = %.1f%% of %s raw",
-		res.Files, res.New, res.Appended, res.Renamed, res.Reindexed, res.Deleted, res.Skipped, res.Lines, mb(res.Bytes),
+	unreadable := ""
+	if res.Unreadable > 0 {
+		unreadable = fmt.Sprintf(", %d unreadable", res.Unreadable)
+	}
+	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped%s), %d lines, %s in %s (%.0f MB/s); index %s = %.1f%% of %s raw",
+		res.Files, res.New, res.Appended, res.Renamed, res.Reindexed, res.Deleted, res.Skipped, unreadable, res.Lines, mb(res.Bytes),
 		res.Duration.Round(time.Millisecond), rate, mb(res.IndexBytes), pct, mb(res.RawBytes))
 }
 

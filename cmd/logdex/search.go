@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -95,6 +96,10 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: -F and -E are exclusive")
 		return 2
 	}
+	if sf.before < 0 || sf.after < 0 || sf.context < 0 {
+		fmt.Fprintln(e.stderr, "logdex: invalid context length (negative)")
+		return 2
+	}
 	if sf.context > 0 {
 		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
 	}
@@ -111,7 +116,10 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: --reverse goes with --sort time")
 		return 2
 	}
-	if order != query.OrderPath && (sf.before > 0 || sf.after > 0) {
+	// Any context flag, 0 included, puts "--" between groups (as grep).
+	withContext := false
+	fs.Visit(func(f *flag.Flag) { withContext = withContext || f.Name == "A" || f.Name == "B" || f.Name == "C" })
+	if order != query.OrderPath && withContext {
 		fmt.Fprintln(e.stderr, "logdex: --sort time does not combine with -A, -B or -C")
 		return 2
 	}
@@ -133,7 +141,7 @@ func (e *env) search(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	searcher, closeIx, repair, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	searcher, withPath, closeIx, repair, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -143,9 +151,7 @@ func (e *env) search(args []string) int {
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
 	ix := searcher.Index()
-	// grep prints no file name when its only operand is a file.
-	withPath := !(len(ix.Roots()) == 1 && ix.Roots()[0].IsFile)
-	pr := &printer{w: out, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 
 	opt := query.Options{Limit: sf.limit, Text: true, Order: order}
 	if sf.since != "" || sf.until != "" || sf.timedOnly {
@@ -164,7 +170,7 @@ func (e *env) search(args []string) int {
 			}
 			return nil
 		}
-	} else if sf.before > 0 || sf.after > 0 {
+	} else if withContext {
 		opt.Text = false
 		fn = pr.collect
 	} else {
@@ -176,7 +182,7 @@ func (e *env) search(args []string) int {
 		fmt.Fprintf(e.stderr, "query %v: %d hits in %v; %d segments, %d terms, %d blocks, %d candidates, %d verified, %d bytes scanned\n",
 			q, st.Total, time.Since(t0), st.Segments, st.Terms, st.Blocks, st.Candidates, st.Verified, st.Scanned)
 	}
-	if err == nil && fn != nil && (sf.before > 0 || sf.after > 0) {
+	if err == nil && fn != nil && withContext {
 		err = pr.flushContext()
 	}
 	if damage := ix.Damaged(); len(damage) > 0 {
@@ -206,16 +212,28 @@ func (e *env) search(args []string) int {
 	if err := out.Flush(); err != nil {
 		return 2
 	}
-	if st.Total == 0 {
+	// Files that could not be read are errors, as in grep: said after the
+	// other files' matches, and the exit status is 2.
+	unreadable := searcher.Unreadable()
+	for _, u := range unreadable {
+		fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
+	}
+	switch {
+	case len(unreadable) > 0 || st.Unreadable > 0:
+		return 2
+	case st.Total == 0:
 		return 1
 	}
 	return 0
 }
 
 // openForSearch finds the index for the PATHs (or --index), brings it up to
-// date unless told not to, and opens it.
+// date unless told not to, and opens it for the PATHs: with --index, the
+// index keeps its own roots and the search is narrowed to the PATHs, each
+// of which must lie under one of them. It also tells whether paths are
+// printed (not when the only PATH is a file, as grep).
 // The repair func rebuilds what a search found damaged.
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, func(), func() error, error) {
+func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, bool, func(), func() error, error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -223,42 +241,76 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	dir, err := indexDir(dirFlag, paths)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, false, nil, nil, err
 	}
-	if len(paths) == 0 { // --index alone: the roots it was built for
-		if paths, display, err = indexRoots(dir); err != nil {
-			return nil, nil, nil, err
+	roots, err := mmapstore.ReadRoots(dir)
+	build := paths // what the index is built for
+	switch {
+	case (errors.Is(err, mmapstore.ErrNoIndex) || errors.Is(err, mmapstore.ErrCorrupt)) && len(paths) > 0:
+		roots = nil // a new index, of the PATHs (the indexer rebuilds a damaged one)
+	case err != nil:
+		return nil, false, nil, nil, err
+	case len(paths) == 0: // --index alone: the roots it was built for
+		build, display = nil, nil
+		for _, r := range roots {
+			build, display = append(build, r.Abs), append(display, r.Given)
+		}
+		paths = build
+	case dirFlag != "": // --index with PATHs: its roots, narrowed
+		build = nil
+		for _, r := range roots {
+			build = append(build, r.Abs)
 		}
 	}
-	_, statErr := os.Stat(dir)
-	if !noUpdate || os.IsNotExist(statErr) {
-		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, nil, err
+	var scopes []query.Scope
+	if roots != nil {
+		// Refuse PATHs outside the roots before touching the index.
+		if scopes, err = scopeOperands(dir, roots, paths, display); err != nil {
+			return nil, false, nil, nil, err
+		}
+	}
+	if !noUpdate || roots == nil {
+		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, false, nil, nil, err
 		}
 	}
 	ix, err := mmapstore.Open(dir)
 	if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
 		// An index this build cannot read answers nothing: rebuild it
 		// even when told not to update (the indexer says so in the log).
-		if _, err := e.updateIndex(ctx, dir, paths, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, nil, nil, err
+		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
+			return nil, false, nil, nil, err
 		}
 		ix, err = mmapstore.Open(dir)
 	}
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, false, nil, nil, err
 	}
-	s := query.NewSearcher(ix, display)
+	if scopes == nil || !sameRoots(ix.Roots(), roots) {
+		// Built (or rebuilt) just now: map the PATHs to the new roots.
+		if scopes, err = scopeOperands(dir, ix.Roots(), paths, display); err != nil {
+			ix.Close()
+			return nil, false, nil, nil, err
+		}
+	}
+	s := query.NewScopedSearcher(ix, scopes)
+	withPath := !(len(scopes) == 1 && scopes[0].IsFile)
 	repair := func() error {
-		_, err := e.updateIndex(ctx, dir, paths, 0, false, zerolog.WarnLevel)
+		_, err := e.updateIndex(ctx, dir, build, 0, false, zerolog.WarnLevel)
 		return err
 	}
-	return s, func() { s.Close(); ix.Close() }, repair, nil
+	return s, withPath, func() { s.Close(); ix.Close() }, repair, nil
+}
+
+// sameRoots reports whether a and b are the same roots in the same order.
+func sameRoots(a, b []mmapstore.Root) bool {
+	return slices.EqualFunc(a, b, func(x, y mmapstore.Root) bool { return x.Abs == y.Abs && x.IsFile == y.IsFile })
 }
 
 // printer writes hits in grep's format, with context when asked.
 type printer struct {
 	w             *bufio.Writer
+	stderr        io.Writer
 	withPath      bool
 	before, after int
 	s             *query.Searcher
@@ -268,6 +320,8 @@ type printer struct {
 	file    *query.File
 	lines   []int64
 	printed bool // whether any group was printed (for "--")
+
+	binary *query.File // the last file said to be binary
 }
 
 func (p *printer) line(path string, no int64, sep byte, text []byte) {
@@ -282,11 +336,37 @@ func (p *printer) line(path string, no int64, sep byte, text []byte) {
 }
 
 func (p *printer) print(h *query.Hit) error {
+	if p.isBinary(h) {
+		return nil
+	}
 	p.line(h.File.Path, h.Line, ':', h.Text)
 	return nil
 }
 
+// isBinary reports whether h lies in the binary part of its file; at the
+// file's first such hit it says, as grep does, that the binary file
+// matches (its lines are not printed; they still count).
+func (p *printer) isBinary(h *query.Hit) bool {
+	if !h.Binary {
+		return false
+	}
+	if p.binary != h.File {
+		p.binary = h.File
+		p.w.Flush() // after the file's text lines
+		fmt.Fprintf(p.stderr, "logdex: %s: binary file matches\n", h.File.Path)
+	}
+	return true
+}
+
 func (p *printer) collect(h *query.Hit) error {
+	if h.Binary {
+		// The text lines before come first; no group reaches past here.
+		if err := p.flushContext(); err != nil {
+			return err
+		}
+		p.isBinary(h)
+		return nil
+	}
 	if p.file != h.File {
 		if err := p.flushContext(); err != nil {
 			return err
@@ -321,6 +401,9 @@ func (p *printer) flushContext() error {
 		}
 		p.printed = true
 		err := p.s.ReadLines(p.ctx, f, from, to, func(l query.Line) error {
+			if nul := f.Record().NULAt; nul > 0 && l.Offset+int64(len(l.Text)) >= nul-1 {
+				return errBinaryPart // no context from the binary part (grep prints none)
+			}
 			sep := byte('-')
 			if match[l.No] {
 				sep = ':'
@@ -328,13 +411,15 @@ func (p *printer) flushContext() error {
 			p.line(f.Path, l.No, sep, l.Text)
 			return nil
 		})
-		if err != nil {
+		if err != nil && err != errBinaryPart {
 			return err
 		}
 		i = j
 	}
 	return nil
 }
+
+var errBinaryPart = errors.New("binary part of the file")
 
 // timeRange reads --since and --until (the half-open range [since,
 // until)), zone-less times in loc.

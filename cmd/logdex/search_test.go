@@ -153,7 +153,8 @@ func TestSearchContext(t *testing.T) {
 		return nil
 	})
 	sort.Strings(files)
-	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}} {
+	// A context of 0 still prints "--" between groups, as grep does.
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}} {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)
@@ -196,6 +197,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "error AND", "logs"}, "AND needs a right-hand side"},
 		{[]string{"search", "-F", "x", "no-such-dir"}, "no-such-dir"},
 		{[]string{"search"}, "Usage"},
+		{[]string{"search", "-A", "-1", "x", "logs"}, "invalid context length"},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
@@ -281,12 +283,5 @@ func TestSearchTime(t *testing.T) {
 		if out != c.want || code != c.code {
 			t.Errorf("search %q: exit %d\n%s\nwant exit %d\n%s", c.args, code, out, c.code, c.want)
 		}
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -91,6 +91,25 @@ func SameStart(r io.ReaderAt, fpLen int64, fp uint64) (bool, error) {
 	return err == nil && got == fp, err
 }
 
+// EndLinesAtNUL makes every NUL byte of b a '\n' and returns the index of
+// the first (-1 when there is none). A NUL ends a line as '\n' does: grep,
+// once it has found a file binary (a NUL in it), splits its lines at NULs
+// too, so lines and counts agree with grep's; in a file without NULs
+// nothing changes. Readers apply it to the bytes they read, before looking
+// for line ends.
+func EndLinesAtNUL(b []byte) int {
+	first := bytes.IndexByte(b, 0)
+	if first < 0 {
+		return -1
+	}
+	for i := first; i < len(b); i++ {
+		if b[i] == 0 {
+			b[i] = '\n'
+		}
+	}
+	return first
+}
+
 // IsBinary reports whether the first 8 KiB of r hold a NUL byte.
 func IsBinary(r io.ReaderAt) (bool, error) {
 	buf := make([]byte, binarySniff)

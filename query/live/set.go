@@ -8,8 +8,10 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -369,6 +371,55 @@ func (h *Handle) Close() {
 	default:
 		h.f.Close()
 	}
+}
+
+// ErrMoved is returned by Reopen when the path now names another file
+// than the handle's and the handle's own could not be reopened.
+var ErrMoved = errors.New("the checked file is no longer at its path")
+
+// procSelfFD reopens a descriptor's file (a variable: tests take it away).
+var procSelfFD = "/proc/self/fd/"
+
+// Reopen returns a descriptor of its own (own file offset, for seek and
+// sendfile; the handle's may be shared by concurrent searches) on the very
+// file h checked, even when its path names another file by now (rotated
+// since the check). It reopens the descriptor through /proc/self/fd, which
+// names the open inode, not a path; without /proc it opens f's path again
+// and accepts it only when device and inode are the checked file's
+// (ErrMoved otherwise). The caller closes the result.
+func (s *Set) Reopen(f *File, h *Handle) (*os.File, error) {
+	if h == nil || h.f == nil {
+		return nil, fmt.Errorf("reopen: %w", os.ErrClosed)
+	}
+	want, err := h.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var fh *os.File
+	rc, err := h.f.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(fd uintptr) {
+			fh, err = os.OpenFile(procSelfFD+strconv.FormatUint(uint64(fd), 10), os.O_RDONLY, 0)
+		})
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fh, err = s.Open(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	got, err := fh.Stat()
+	if err == nil && !os.SameFile(want, got) {
+		err = ErrMoved
+	}
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
 }
 
 // Failed is a handle for a file that could not be checked: nothing to

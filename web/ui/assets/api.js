@@ -3,6 +3,8 @@
 // bodies ({"error", "position"}) into APIError, so the views only deal
 // with data or a typed error.
 
+import { showPath } from './text.js';
+
 const TOKEN_KEY = 'logdex.token';
 
 // APIError carries the HTTP status, the server's message, the character
@@ -76,18 +78,33 @@ async function getJSON(path, params, opts) {
   return res.json();
 }
 
+// shown replaces each object's path by the form the UI shows (showPath:
+// exact even for a name that is not UTF-8).
+function shown(xs) {
+  for (const x of xs) x.path = showPath(x);
+  return xs;
+}
+
 // search runs one page of /api/search. p: {q, mode, case}; cursor and
 // limit page through the hits.
-export function search(p, { cursor, limit, signal } = {}) {
-  return getJSON('/api/search', { q: p.q, mode: p.mode, case: p.case, cursor, limit }, { signal });
+export async function search(p, { cursor, limit, signal } = {}) {
+  const r = await getJSON('/api/search', { q: p.q, mode: p.mode, case: p.case, cursor, limit }, { signal });
+  shown(r.hits || []);
+  return r;
 }
 
 // fileLines reads lines line-before..line+after of a file through the index.
-export function fileLines(id, line, before, after, { signal } = {}) {
-  return getJSON(`/api/files/${encodeURIComponent(id)}/content`, { line, before, after }, { signal });
+export async function fileLines(id, line, before, after, { signal } = {}) {
+  const r = await getJSON(`/api/files/${encodeURIComponent(id)}/content`, { line, before, after }, { signal });
+  shown([r]);
+  return r;
 }
 
-export const files = (opts) => getJSON('/api/files', null, opts);
+export const files = async (opts) => {
+  const r = await getJSON('/api/files', null, opts);
+  shown(r.files || []);
+  return r;
+};
 export const status = (opts) => getJSON('/api/status', null, opts);
 
 // rawSearchURL is every matching line as text/plain (for "open raw").
@@ -95,6 +112,34 @@ export const rawSearchURL = (p) => url('/api/search/raw', { q: p.q, mode: p.mode
 
 // rawFileURL is the file's bytes (text/plain, nosniff, sandboxed).
 export const rawFileURL = (id) => url(`/api/files/${encodeURIComponent(id)}/content`);
+
+// openText opens a text/plain answer of the API (raw matches, a file's
+// bytes) in a new tab. A plain link does, unless the API wants a token: a
+// link cannot carry the Authorization header (it would get 401), so then
+// the click fetches the body with the header and shows it as a text/plain
+// blob in a tab opened at the click (a tab opened after the fetch would be
+// blocked as a popup), or downloads it when no tab could be opened.
+// onError gets what went wrong.
+export function openText(ev, path, name, onError) {
+  if (!token()) return; // the link works as it is
+  ev.preventDefault();
+  const win = window.open('', '_blank');
+  if (win) win.opener = null;
+  request(path).then((res) => res.blob()).then((body) => {
+    const blob = new Blob([body], { type: 'text/plain;charset=utf-8' }); // never rendered as anything else
+    const href = URL.createObjectURL(blob);
+    if (win) win.location.href = href;
+    else {
+      const a = document.createElement('a');
+      Object.assign(a, { href, download: name });
+      a.click();
+    }
+    setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  }).catch((err) => {
+    win?.close();
+    onError?.(err);
+  });
+}
 
 // fileRange fetches bytes [start, end] (inclusive) of a file with a Range
 // request, for downloading exactly the lines on screen.

@@ -53,7 +53,7 @@ export class Results {
     this.loading = false;
     this.busy = '';
     this.sel = -1;
-    this.lastPath = null;
+    this.lastFile = null;
   }
 
   // start runs a new search (params: {q, mode, case}); resolves when the
@@ -132,9 +132,9 @@ export class Results {
 
   append(hits) {
     for (const hit of hits) {
-      if (hit.path !== this.lastPath) {
+      if (hit.file_id !== this.lastFile) {
         this.items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
-        this.lastPath = hit.path;
+        this.lastFile = hit.file_id;
       }
       const n = this.hits.length;
       hit.item = this.items.length;
@@ -300,8 +300,10 @@ export class Results {
           text: `⚠ ${this.warnings.length} warning${this.warnings.length > 1 ? 's' : ''}` }));
       }
       if (this.total > 0) {
-        summary.append(h('a', { class: 'raw-link', href: api.rawSearchURL(p), target: '_blank', rel: 'noopener',
-          title: 'Every matching line as plain text (like grep)' }, 'Raw ↗'));
+        const raw = h('a', { class: 'raw-link', href: api.rawSearchURL(p), target: '_blank', rel: 'noopener',
+          title: 'Every matching line as plain text (like grep)' }, 'Raw ↗');
+        raw.addEventListener('click', (ev) => api.openText(ev, api.rawSearchURL(p), 'matches.txt', (err) => this.cb.onError?.(err)));
+        summary.append(raw);
       }
     }
     if (this.busy && this.hits.length) summary.append(h('span', { class: 'warn', text: this.busy }));

@@ -117,6 +117,27 @@ export function firstMatch(line, highlights) {
   return r.length ? r[0] : [-1, -1];
 }
 
+// showPath is how a path from the API is shown: `path`, or, when the
+// name is not valid UTF-8 (`path_b64` holds its bytes), the bytes with
+// each invalid one as \xNN, so that names JSON would turn into the same
+// U+FFFD string stay apart.
+export function showPath(x) {
+  if (!x.path_b64) return x.path;
+  const b = b64bytes(x.path_b64);
+  const parts = [];
+  for (let i = 0; i < b.length;) {
+    const k = seqLen(b, i);
+    if (k === 0) {
+      parts.push(`\\x${b[i].toString(16).toUpperCase().padStart(2, '0')}`);
+      i++;
+    } else {
+      parts.push(decode(b.subarray(i, i + k)).str);
+      i += k;
+    }
+  }
+  return parts.join('');
+}
+
 // byteLength of a line as the file stores it (for Range requests).
 export function byteLength(l) {
   if (l.text_b64) return atob(l.text_b64).length;

@@ -285,6 +285,10 @@ export class Viewer {
     else if (act === 'wrap') this.setWrap(this.body.classList.contains('nowrap'));
     else if (act === 'copy') this.copyLink(ev.target.closest('button'));
     else if (act === 'download') this.download(ev.target.closest('button'));
+    else if (act === 'raw') {
+      const [, base] = splitPath(this.path || '');
+      api.openText(ev, api.rawFileURL(this.fileId), base || 'file.txt', (err) => flash(ev.target.closest('a'), err.message || 'Failed'));
+    }
   }
 
   async copyLink(btn) {
@@ -298,7 +302,9 @@ export class Viewer {
   async download(btn) {
     if (!this.lines.length) return;
     const a = this.lines[0], z = this.lines[this.lines.length - 1];
-    const end = z.truncated ? '' : z.offset + byteLength(z); // through z's '\n'
+    // Through z's '\n' (the whole of a line cut for display, not the rest
+    // of the file).
+    const end = z.offset + (z.truncated ? z.length : byteLength(z));
     try {
       const blob = await api.fileRange(this.fileId, a.offset, end);
       const [, base] = splitPath(this.path);

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// nobody is the user tests run commands as when they run as root, for
+// whom permissions do not make a file unreadable.
+const nobody = 65534
+
+// asUnprivileged runs name (the logdex binary when name is "logdex", else
+// a program such as grep) from dir as a user that file permissions apply
+// to: the current one, or nobody when running as root. It returns stdout,
+// stderr and the exit status.
+func asUnprivileged(t *testing.T, dir, name string, args ...string) (string, string, int) {
+	t.Helper()
+	if name == "logdex" {
+		if os.Geteuid() != 0 {
+			return logdex(t, dir, args...)
+		}
+		name = logdexBin(t)
+		must(t, os.Chmod(filepath.Dir(name), 0o755))
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestSearchUnreadableFile: a file that cannot be read makes search say so
+// and exit 2 as grep does, while printing the other files' matches; with
+// and without --no-update; once readable it is searched. As root, the
+// commands run as nobody.
+func TestSearchUnreadableFile(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir := t.TempDir()
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	must(t, os.Chmod(dir, 0o777))
+	logs := filepath.Join(dir, "logs")
+	must(t, os.MkdirAll(logs, 0o755))
+	for name, content := range map[string]string{"a.log": "match a\n", "secret.log": "match secret\n", "z.log": "match z\n"} {
+		must(t, os.WriteFile(filepath.Join(logs, name), []byte(content), 0o644))
+	}
+	secret := filepath.Join(logs, "secret.log")
+	must(t, os.Chmod(secret, 0))
+	if f, err := os.Open(secret); err == nil && os.Geteuid() != 0 {
+		f.Close()
+		t.Skip("permissions do not apply here")
+	}
+	want, wantErr, wcode := asUnprivileged(t, dir, "grep", "-rn", "-F", "match", "logs")
+	want = sortGrep(want)
+	if wcode != 2 || !strings.Contains(wantErr, "logs/secret.log: Permission denied") {
+		t.Fatalf("grep: exit %d, stderr %q", wcode, wantErr)
+	}
+	for _, extra := range [][]string{nil, {"--no-update"}} {
+		args := append(append([]string{"search", "--index", "idx"}, extra...), "-F", "match", "logs")
+		got, stderr, code := asUnprivileged(t, dir, "logdex", args...)
+		if code != 2 || got != want || !strings.Contains(stderr, "logdex: logs/secret.log: permission denied") {
+			t.Fatalf("%v: exit %d (want 2), stderr %q\n%s", extra, code, stderr, firstDiff(got, want))
+		}
+	}
+	must(t, os.Chmod(secret, 0o644))
+	got, stderr, code := asUnprivileged(t, dir, "logdex", "search", "--index", "idx", "-F", "match", "logs")
+	if want, _ := grep(t, dir, "-rn", "-F", "match", "logs"); code != 0 || got != want {
+		t.Fatalf("once readable: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
+	}
+	// Unreadable since indexing: the search cannot read it either.
+	must(t, os.Chmod(secret, 0))
+	got, stderr, code = asUnprivileged(t, dir, "logdex", "search", "--index", "idx", "--no-update", "-F", "match", "logs")
+	if code != 2 || got != want || !strings.Contains(stderr, "logs/secret.log") || !strings.Contains(stderr, "permission denied") {
+		t.Fatalf("unreadable since indexing: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

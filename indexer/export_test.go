@@ -1,0 +1,15 @@
+package indexer
+
+import (
+	"io/fs"
+	"os"
+)
+
+// SetOpenLog replaces how log files are opened until the returned restore
+// is called: tests make files unreadable, which permissions cannot do for
+// root.
+func SetOpenLog(open func(dir *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error)) (restore func()) {
+	old := openLog
+	openLog = open
+	return func() { openLog = old }
+}

@@ -1,0 +1,135 @@
+package mmapstore
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// MismatchError says why a segment does not belong with the manifest that
+// lists it: a reader that paired a manifest with segments of another run
+// (or another index) would answer with other files' lines. It matches
+// ErrCorrupt: the segment is damaged for this manifest, and an indexing run
+// rebuilds what it held.
+type MismatchError struct {
+	Segment string
+	Msg     string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("segment %s does not match the manifest: %s", e.Segment, e.Msg)
+}
+
+func (e *MismatchError) Is(target error) bool { return target == ErrCorrupt }
+
+// CheckSegments compares segments with the manifest m that lists them:
+// segs[i] is m.Segments[i] opened (nil when it could not be). It returns
+// errs[i] non-nil for each segment that does not match:
+//
+//   - its line count, raw bytes and file size against the SegmentRef;
+//   - its file table's ids against the SegmentRef's file ids;
+//   - for each file still in the manifest: the fingerprint (length and
+//     hash of the first bytes, which identify the file across renames)
+//     against the FileRecord, and its lines in the segment against the
+//     spans' and the record's line count and indexed bytes;
+//   - across segments, that each live file's spans tile its indexed lines
+//     and bytes exactly (a mismatch there damages every segment holding
+//     the file, as which one is wrong cannot be told).
+//
+// Paths and roots are not compared: a rotated file keeps its id under a
+// new path, and re-ordered roots renumber the manifest's, while segments
+// are never rewritten. Device, inode and mtime are not compared either:
+// they describe the file when indexed, not the index.
+func CheckSegments(m *Manifest, segs []*Segment) []error {
+	errs := make([]error, len(m.Segments))
+	recs := make(map[uint64]*FileRecord, len(m.Files))
+	for i := range m.Files {
+		recs[m.Files[i].ID] = &m.Files[i]
+	}
+	type piece struct {
+		seg              int
+		lineNo, lines    int64
+		startOff, endOff int64
+	}
+	pieces := map[uint64][]piece{}
+	incomplete := map[uint64]bool{} // files with lines in a segment that did not open
+	for i, ref := range m.Segments {
+		s := segs[i]
+		if s == nil {
+			for _, id := range ref.FileIDs {
+				incomplete[id] = true
+			}
+			continue
+		}
+		bad := func(format string, args ...any) {
+			if errs[i] == nil {
+				errs[i] = &MismatchError{Segment: ref.Name, Msg: fmt.Sprintf(format, args...)}
+			}
+		}
+		if s.NumLines() != ref.Lines || s.RawBytes() != ref.RawBytes || s.Size() != ref.Size {
+			bad("%d lines, %d raw bytes, %d bytes; the manifest says %d, %d, %d",
+				s.NumLines(), s.RawBytes(), s.Size(), ref.Lines, ref.RawBytes, ref.Size)
+		}
+		var ids []uint64
+		for _, f := range s.Files() {
+			ids = append(ids, f.ID)
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		want := slices.Sorted(slices.Values(ref.FileIDs))
+		if !slices.Equal(ids, slices.Compact(want)) {
+			bad("files %v; the manifest says %v", ids, want)
+		}
+		inSpans := make([]int64, len(s.Files()))
+		for _, sp := range s.Spans() {
+			inSpans[sp.File] += int64(sp.NumLines)
+			f := s.Files()[sp.File]
+			if recs[f.ID] != nil {
+				pieces[f.ID] = append(pieces[f.ID], piece{i, sp.StartLineNo, int64(sp.NumLines), sp.StartOffset, sp.EndOffset})
+			}
+		}
+		for fi, f := range s.Files() {
+			if inSpans[fi] != int64(f.Lines) {
+				bad("file %d: %d lines in its spans, %d in the file table", f.ID, inSpans[fi], f.Lines)
+			}
+			rec := recs[f.ID]
+			if rec == nil {
+				continue // retired: its lines are not used
+			}
+			if f.FPLen != rec.FPLen || f.FP != rec.FP {
+				bad("file %d (%q) has another fingerprint than the manifest's %q", f.ID, f.Path, rec.Path)
+			}
+			if int64(f.Lines) > rec.Lines {
+				bad("file %d (%q): %d lines here, %d in the manifest", f.ID, rec.Path, f.Lines, rec.Lines)
+			}
+		}
+	}
+	for id, ps := range pieces {
+		if incomplete[id] {
+			continue // already missing lines: the damaged segment says so
+		}
+		rec := recs[id]
+		slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.lineNo, b.lineNo) })
+		nextLine, nextOff := int64(1), int64(0)
+		ok := true
+		for _, p := range ps {
+			if p.lineNo != nextLine || p.startOff != nextOff {
+				ok = false
+				break
+			}
+			nextLine, nextOff = p.lineNo+p.lines, p.endOff
+		}
+		if ok && (nextLine != rec.Lines+1 || nextOff != rec.Indexed) {
+			ok = false
+		}
+		if !ok {
+			for _, p := range ps {
+				if errs[p.seg] == nil {
+					errs[p.seg] = &MismatchError{Segment: m.Segments[p.seg].Name,
+						Msg: fmt.Sprintf("the lines of file %d (%q) do not add up to the manifest's %d lines and %d bytes", id, rec.Path, rec.Lines, rec.Indexed)}
+				}
+			}
+		}
+	}
+	return errs
+}
