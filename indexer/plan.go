@@ -34,7 +34,7 @@ type part struct {
 	timed       bool
 	first, last int64
 	format      string
-	nulAt    int64 // offset of the first NUL read, -1 when none
+	nulAt       int64 // offset of the first NUL read, -1 when none
 }
 
 type job struct {
