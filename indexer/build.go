@@ -35,6 +35,7 @@ type builder struct {
 	complete    bool
 	postings    string     // mmapstore.PostingsAuto, PostingsVarint or PostingsRoaring
 	timer       *lineTimer // the current part's
+	checkpoints map[uint64][]byte // compressed files ending in this segment: their tables
 }
 
 func newBuilder() *builder {
@@ -91,7 +92,8 @@ func (b *builder) index(text []byte, id uint32) bool {
 // past the last complete line, the number of lines and the offset of the
 // first NUL byte read (-1 when none). Reads are large and sequential; lines
 // longer than maxIndexedLine are counted without being held in memory.
-func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, timer *lineTimer, buf []byte, progress func(int64)) (complete, lines, nulAt int64, err error) {
+// A limit > 0 ends the part at the first line end past start+limit.
+func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lineNo int64, timer *lineTimer, buf []byte, progress func(int64), limit int64) (complete, lines, nulAt int64, err error) {
 	b.lines.BeginSpan(rec, start, lineNo)
 	defer b.lines.EndSpan()
 	b.timer = timer
@@ -130,7 +132,7 @@ func (b *builder) readPart(f io.ReaderAt, rec mmapstore.SegFile, start, end, lin
 			i += j + 1
 			lines++
 			complete = pos + int64(i)
-			if b.lines.Full() {
+			if b.lines.Full() || limit > 0 && complete-start >= limit {
 				return complete, lines, nulAt, nil
 			}
 		}
@@ -157,5 +159,6 @@ func (b *builder) write(path string) (mmapstore.SegmentInfo, error) {
 		Terms:       b.terms.sorted(),
 		NumPostings: b.nPostings,
 		Postings:    b.postings,
+		Checkpoints: b.checkpoints,
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/compressed"
 	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
@@ -132,8 +133,11 @@ func (u *update) diff() error {
 
 	// same reports whether f is the file rec describes, possibly grown.
 	same := func(f found, rec *mmapstore.FileRecord) bool {
-		if rec.Dev != f.dev || rec.Ino != f.ino || f.size < rec.Indexed {
+		if rec.Dev != f.dev || rec.Ino != f.ino || rec.Compression == "" && f.size < rec.Indexed {
 			return false
+		}
+		if rec.Compression != "" && f.size != rec.Size {
+			return false // a compressed file is indexed whole: any change is a new file
 		}
 		if rec.FPLen == 0 {
 			return true
@@ -189,8 +193,11 @@ func (u *update) diff() error {
 				u.unreadable(f, err)
 				continue
 			}
+			var head [compressed.SniffLen]byte
+			n, _ := fh.ReadAt(head[:], 0)
+			kind := compressed.Sniff(head[:n])
 			bin, err := logfile.IsBinary(fh)
-			if err == nil && bin {
+			if err == nil && bin && kind == compressed.None {
 				fh.Close()
 				u.skip(f, display, "binary file (NUL byte in the first 8 KiB)")
 				continue
@@ -209,12 +216,21 @@ func (u *update) diff() error {
 				u.res.New++
 			}
 			rec = mmapstore.FileRecord{ID: u.next.NextFileID, Root: f.root, Path: f.rel, Dev: f.dev, Ino: f.ino, FPLen: fpLen, FP: fp}
+			if kind != compressed.None {
+				rec.Compression = kind.String()
+			}
 			u.next.NextFileID++
 			u.changed = true
 		}
-		// Bytes past the indexed prefix are read when the file grew since
-		// the last run (a known unterminated last line is not re-read).
-		if f.size > rec.Indexed && (matched[i] < 0 || f.size != rec.Size) {
+		// A compressed file is read whole, once, as a stream; for other
+		// files the bytes past the indexed prefix are read when the file
+		// grew since the last run (a known unterminated last line is not
+		// re-read).
+		if rec.Compression != "" {
+			if matched[i] < 0 {
+				u.streams = append(u.streams, len(u.next.Files))
+			}
+		} else if f.size > rec.Indexed && (matched[i] < 0 || f.size != rec.Size) {
 			if rec.Indexed > 0 {
 				u.res.Appended++
 			}

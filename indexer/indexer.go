@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -192,6 +193,8 @@ type update struct {
 
 	next     mmapstore.Manifest
 	items    []workItem
+	streams  []int           // compressed files to read whole (indexes into next.Files)
+	segID    atomic.Uint64   // the next segment number, while building
 	reset    map[uint64]bool // file ids whose lines were in a damaged segment
 	segments []mmapstore.SegmentRef
 	changed  bool

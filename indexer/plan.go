@@ -40,11 +40,15 @@ type part struct {
 type job struct {
 	id    uint64
 	parts []*part
+	// stream is set for a compressed file (an index into the new file
+	// records), read whole as one stream into as many segments as it
+	// takes.
+	stream int
 }
 
 // build cuts the work items into segment jobs and builds them in parallel.
 func (u *update) build(ctx context.Context) error {
-	if len(u.items) == 0 {
+	if len(u.items) == 0 && len(u.streams) == 0 {
 		return nil
 	}
 	u.changed = true
@@ -52,6 +56,11 @@ func (u *update) build(ctx context.Context) error {
 	for _, it := range u.items {
 		total += it.end - it.start
 	}
+	for _, ri := range u.streams {
+		total += u.next.Files[ri].Size // progress counts compressed bytes for these
+	}
+	u.segID.Store(u.next.NextSegmentID)
+	defer func() { u.next.NextSegmentID = u.segID.Load() }()
 	var done atomic.Int64
 	stopProgress := make(chan struct{})
 	var progressWG sync.WaitGroup
@@ -99,22 +108,33 @@ func (u *update) build(ctx context.Context) error {
 				if ctx.Err() != nil {
 					continue
 				}
-				ref, err := u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
-				if err != nil {
-					fail(err)
-					continue
+				var refs []*mmapstore.SegmentRef
+				var parts []*part
+				var err error
+				if j.parts == nil {
+					refs, parts, err = u.buildStream(ctx, j.stream, buf, func(n int64) { done.Add(n) })
+				} else {
+					var ref *mmapstore.SegmentRef
+					ref, err = u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
+					refs = append(refs, ref)
 				}
 				mu.Lock()
-				if ref != nil {
-					u.segments = append(u.segments, *ref)
-					u.newSegs = append(u.newSegs, ref.Name)
-					u.res.NewSegs++
+				allParts = append(allParts, parts...)
+				for _, ref := range refs {
+					if ref != nil {
+						u.segments = append(u.segments, *ref)
+						u.newSegs = append(u.newSegs, ref.Name)
+						u.res.NewSegs++
+					}
 				}
 				mu.Unlock()
+				if err != nil {
+					fail(err)
+				}
 			}
 		}()
 	}
-	err := u.plan(ctx, func(j *job) {
+	emit := func(j *job) {
 		mu.Lock()
 		allParts = append(allParts, j.parts...)
 		mu.Unlock()
@@ -122,7 +142,13 @@ func (u *update) build(ctx context.Context) error {
 		case jobs <- j:
 		case <-ctx.Done():
 		}
-	})
+	}
+	// Compressed files first: each is one sequential stream, so they
+	// overlap best with the parallel parts of the others.
+	for _, ri := range u.streams {
+		emit(&job{stream: ri})
+	}
+	err := u.plan(ctx, emit)
 	close(jobs)
 	wg.Wait()
 	close(stopProgress)
@@ -203,8 +229,7 @@ func (u *update) plan(ctx context.Context, emit func(*job)) error {
 				return ctx.Err()
 			}
 			if cur == nil {
-				cur = &job{id: u.next.NextSegmentID}
-				u.next.NextSegmentID++
+				cur = &job{id: u.segID.Add(1) - 1}
 			}
 			room := target - curBytes
 			if it.end-it.start <= room {
@@ -292,7 +317,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 		// A part continuing a file already indexed starts from the time of
 		// its last indexed line.
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
-		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress)
+		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress, 0)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rec.Path, err)

@@ -38,21 +38,22 @@ const (
 // Section kinds. Readers skip kinds they do not know; adding one still bumps
 // FormatVersion.
 const (
-	SectionMeta       uint32 = 1  // segment counters (tagged uvarints)
-	SectionFiles      uint32 = 2  // file table
-	SectionSpans      uint32 = 3  // per-file line ranges
-	SectionLineGroups uint32 = 4  // every GroupSize-th line: file offset + position in LineLens
-	SectionLineLens   uint32 = 5  // uvarint length of every line, '\n' included
-	SectionFST        uint32 = 6  // vellum FST: term -> postings reference
-	SectionPostings   uint32 = 7  // postings lists
-	SectionTermBlocks uint32 = 8  // first term of every dictionary block
-	SectionUnindexed  uint32 = 9  // lines whose tokens were not (all) indexed
-	SectionTrigrams   uint32 = 10 // bit-sliced bloom filters of each block's trigrams
-	SectionChunkSums  uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
-	SectionSumPages   uint32 = 12 // xxhash64 of every SumPageChunks chunk sums
-	SectionDictGroups uint32 = 13 // per dictionary group: its FST's offset and length in SectionFST
-	SectionTimeGroups uint32 = 14 // per line group: time of its first line, min, max, where its deltas are
-	SectionLineTimes  uint32 = 15 // per line: the zigzag uvarint delta of its time from the line before
+	SectionMeta        uint32 = 1  // segment counters (tagged uvarints)
+	SectionFiles       uint32 = 2  // file table
+	SectionSpans       uint32 = 3  // per-file line ranges
+	SectionLineGroups  uint32 = 4  // every GroupSize-th line: file offset + position in LineLens
+	SectionLineLens    uint32 = 5  // uvarint length of every line, '\n' included
+	SectionFST         uint32 = 6  // vellum FST: term -> postings reference
+	SectionPostings    uint32 = 7  // postings lists
+	SectionTermBlocks  uint32 = 8  // first term of every dictionary block
+	SectionUnindexed   uint32 = 9  // lines whose tokens were not (all) indexed
+	SectionTrigrams    uint32 = 10 // bit-sliced bloom filters of each block's trigrams
+	SectionChunkSums   uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
+	SectionSumPages    uint32 = 12 // xxhash64 of every SumPageChunks chunk sums
+	SectionDictGroups  uint32 = 13 // per dictionary group: its FST's offset and length in SectionFST
+	SectionTimeGroups  uint32 = 14 // per line group: time of its first line, min, max, where its deltas are
+	SectionLineTimes   uint32 = 15 // per line: the zigzag uvarint delta of its time from the line before
+	SectionCheckpoints uint32 = 16 // per compressed file ending here: its restart points (package compressed)
 )
 
 // TimeGroupSize is the width of one SectionTimeGroups entry: base i64 |
@@ -113,6 +114,8 @@ func SectionName(kind uint32) string {
 		return "time groups"
 	case SectionLineTimes:
 		return "line times"
+	case SectionCheckpoints:
+		return "checkpoints"
 	}
 	return fmt.Sprintf("section %d", kind)
 }

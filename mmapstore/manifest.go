@@ -76,6 +76,15 @@ type FileRecord struct {
 	// the format last detected and LastTime the time of the last indexed
 	// line (where the next appended lines start from).
 	Timed      bool   `json:"timed,omitempty"`
+	// Compression names the format of a compressed file (gzip, zstd,
+	// bzip2, xz; package compressed), which is indexed whole as its
+	// decompressed lines: Size is then the compressed size, Indexed the
+	// decompressed bytes (counting a newline supplied after a last line
+	// without one), and the segment holding its last lines holds its
+	// restart points. Damage says where decompressing it failed, if it
+	// did: the lines before are indexed.
+	Compression string `json:"compression,omitempty"`
+	Damage      string `json:"damage,omitempty"`
 	TimeFormat string `json:"time_format,omitempty"`
 	LastTime   int64  `json:"last_time,omitempty"`
 	// NULAt is 1 + the offset of the first NUL byte in [0, Indexed), 0
@@ -245,7 +254,7 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 		if f.Root < 0 || f.Root >= len(m.Roots) {
 			return nil, bad("file %d refers to root %d of %d", i, f.Root, len(m.Roots))
 		}
-		if f.Indexed < 0 || f.Lines < 0 || f.Indexed > f.Size {
+		if f.Indexed < 0 || f.Lines < 0 || f.Indexed > f.Size && f.Compression == "" {
 			return nil, bad("file %q has inconsistent sizes", f.Path)
 		}
 	}

@@ -66,6 +66,7 @@ type Segment struct {
 	// Large sections, read through read (chunk checksums verified on use).
 	groups, lens, postings, fst, dictGroups, blocks, trigrams section
 	timeGroups, lineTimes                                     section
+	ckpts                                                     section // checkpoint tables of compressed files
 
 	nblocks    int // dictionary blocks
 	ngroups    int // dictionary groups (one FST each)
@@ -182,7 +183,7 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 		kind uint32
 	}{{&s.groups, SectionLineGroups}, {&s.lens, SectionLineLens}, {&s.postings, SectionPostings}, {&s.fst, SectionFST},
 		{&s.dictGroups, SectionDictGroups}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams},
-		{&s.timeGroups, SectionTimeGroups}, {&s.lineTimes, SectionLineTimes}} {
+		{&s.timeGroups, SectionTimeGroups}, {&s.lineTimes, SectionLineTimes}, {&s.ckpts, SectionCheckpoints}} {
 		if *sec.dst, err = s.chunked(sec.kind); err != nil {
 			return nil, err
 		}
@@ -211,7 +212,7 @@ func (s *Segment) openChunks() error {
 			nchunks += chunksOf(e.Length)
 		}
 	}
-	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams, SectionTimeGroups, SectionLineTimes} {
+	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams, SectionTimeGroups, SectionLineTimes, SectionCheckpoints} {
 		if e := s.entry(kind); e != nil && e.Flags&TOCFlagChunked == 0 {
 			return s.corrupt(SectionName(kind), int64(e.Offset), "section not chunked")
 		}
@@ -496,7 +497,7 @@ func (s *Segment) Verify() (err error) {
 			return s.damaged(err)
 		}
 	}
-	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams, &s.timeGroups, &s.lineTimes} {
+	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams, &s.timeGroups, &s.lineTimes, &s.ckpts} {
 		if err := s.verifyChunks(sec); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/bits"
 	"os"
 	"slices"
@@ -41,6 +42,9 @@ type SegmentInput struct {
 	// NumPostings is the number of (line, term) pairs, for the meta section.
 	NumPostings uint64
 	Postings    string // PostingsAuto, PostingsVarint or PostingsRoaring
+	// Checkpoints holds, per compressed file whose last lines are in this
+	// segment, its restart-point table (compressed.Table's encoding).
+	Checkpoints map[uint64][]byte
 }
 
 // SegmentInfo is what writing a segment reports.
@@ -112,6 +116,7 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	tgroups, tdeltas := timeSections(lt)
 	w.chunkedSection(SectionTimeGroups, tgroups)
 	w.chunkedSection(SectionLineTimes, tdeltas)
+	w.chunkedSection(SectionCheckpoints, appendCheckpoints(nil, in.Checkpoints))
 	w.section(SectionUnindexed, appendDeltaList(nil, in.Unindexed))
 
 	refs, err := writePostings(w, in.Terms, in.Postings)
@@ -195,6 +200,25 @@ func appendSpans(b []byte, spans []Span) []byte {
 		} else {
 			b = binary.AppendUvarint(b, 0)
 		}
+	}
+	return b
+}
+
+// appendCheckpoints encodes the checkpoint tables: a uvarint count, then
+// per file (by id) its id, the offset of its table in the blob after the
+// list and the table's length, then the tables.
+func appendCheckpoints(b []byte, tables map[uint64][]byte) []byte {
+	ids := slices.Sorted(maps.Keys(tables))
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	var off uint64
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, id)
+		b = binary.AppendUvarint(b, off)
+		b = binary.AppendUvarint(b, uint64(len(tables[id])))
+		off += uint64(len(tables[id]))
+	}
+	for _, id := range ids {
+		b = append(b, tables[id]...)
 	}
 	return b
 }

@@ -145,6 +145,16 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 			c.in.Unindexed = append(c.in.Unindexed, id)
 		}
 	}
+	if r.IntN(2) == 0 {
+		c.in.Checkpoints = map[uint64][]byte{}
+		for range 1 + r.IntN(3) {
+			t := make([]byte, r.IntN(9000))
+			for k := range t {
+				t[k] = byte(r.Uint32())
+			}
+			c.in.Checkpoints[uint64(10+r.IntN(6))] = t
+		}
+	}
 	return c
 }
 
@@ -247,6 +257,14 @@ func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
 			if err != nil || tg.Timed != sp.Timed || tg.Timed && (tg.Min < lo || tg.Max > hi) {
 				t.Fatalf("%s: TimeGroupOf(%d) = %+v, %v", name, g, tg, err)
 			}
+		}
+	}
+	// checkpoint tables
+	for id := uint64(0); id < 20; id++ {
+		want, has := c.in.Checkpoints[id]
+		got, ok, err := s.Checkpoints(id)
+		if err != nil || ok != has || !bytes.Equal(got, want) {
+			t.Fatalf("%s: Checkpoints(%d) = %d bytes %v %v, want %d bytes %v", name, id, len(got), ok, err, len(want), has)
 		}
 	}
 	// unindexed
@@ -412,6 +430,12 @@ func exerciseAll(s *Segment) {
 		s.WalkLines(si, 0, func(uint32, int64, int64) bool { k++; return k < 2000 })
 		s.SpanChunks(si, 1<<10)
 		s.PrefetchLines(si)
+	}
+	for id := range uint64(20) {
+		s.Checkpoints(id)
+	}
+	for si := range min(len(s.Spans()), 5) {
+		s.WalkTimes(si, 0, func(uint32, int64) bool { return true })
 	}
 	for _, needle := range []string{"abc", "0.1", "ghi"} {
 		blocks, err := s.BlockCandidates([]byte(needle), false, false)

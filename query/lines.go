@@ -41,6 +41,13 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	if h.File() == nil {
 		return h.Stale()
 	}
+	if h.Stale() != nil && f.Record().Compression != "" {
+		return h.Stale() // its restart points are of the file indexed
+	}
+	src, err := s.source(f, h)
+	if err != nil {
+		return err
+	}
 	off, no := int64(0), int64(1)
 	if h.Stale() == nil && !s.damagedFiles[f.ID] {
 		off, no, err = s.seek(f, from)
@@ -57,7 +64,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		m, rerr := h.File().ReadAt(buf, off)
+		m, rerr := src.ReadAt(buf, off)
 		data := buf[:m]
 		logfile.EndLinesAtNUL(data) // lines are numbered as the index numbers them
 		off += int64(m)

@@ -162,11 +162,14 @@ func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn 
 // lineReader reads lines of many files by offset, keeping each file's
 // handle until closed.
 type lineReader struct {
-	s  *Searcher
-	hs map[*File]*live.Handle
+	s    *Searcher
+	hs   map[*File]*live.Handle
+	srcs map[*File]io.ReaderAt
 }
 
-func newLineReader(s *Searcher) *lineReader { return &lineReader{s: s, hs: map[*File]*live.Handle{}} }
+func newLineReader(s *Searcher) *lineReader {
+	return &lineReader{s: s, hs: map[*File]*live.Handle{}, srcs: map[*File]io.ReaderAt{}}
+}
 
 // read fills buf with the line at off of f; a line cut short by a file
 // that shrank since the search is an error.
@@ -182,7 +185,15 @@ func (r *lineReader) read(f *File, off int64, buf []byte) ([]byte, error) {
 	if h.File() == nil {
 		return nil, h.Stale()
 	}
-	n, err := h.File().ReadAt(buf, off)
+	src, ok := r.srcs[f]
+	if !ok {
+		var err error
+		if src, err = r.s.source(f, h); err != nil {
+			return nil, err
+		}
+		r.srcs[f] = src
+	}
+	n, err := src.ReadAt(buf, off)
 	if n < len(buf) {
 		if err == nil || err == io.EOF {
 			err = fmt.Errorf("truncated during the search")

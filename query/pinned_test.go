@@ -54,6 +54,8 @@ var pinnedQueries = []struct {
 	{lang.ModeRegex, false, `[0-9]+ms`},
 	{lang.ModeRegex, true, `^(GET|POST) /api/v[0-9]`},
 	{lang.ModeRegex, false, `</?[a-z]+>`},
+	{lang.ModeLiteral, false, "rotated line without newline"},
+	{lang.ModeQuery, true, "handshake"},
 }
 
 // answerPinned runs the pinned queries on s and renders the answers.

@@ -126,6 +126,16 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		switch {
 		case h.File() == nil && h.Stale() != nil: // gone or unreadable
 			ts = nil
+		case rec.Compression != "" && h.Stale() != nil:
+			// A compressed file changed since indexing is a new file: it
+			// waits for the next re-index (said in the warnings).
+			ts = nil
+		case rec.Compression != "" && whole: // read whole: decompressed from the start
+			ts = []*task{{kind: taskScan, file: f, start: 0, end: rec.Indexed, line0: 1}}
+			if timing {
+				ts[0].rtimer = newReadTimer(s.loc, rec, false)
+			}
+		case rec.Compression != "": // compressed files do not grow
 		case h.Stale() != nil || whole: // answer from the file as it is now
 			ts = []*task{{kind: taskScan, file: f, start: 0, end: h.Size(), line0: 1, final: true}}
 			if timing {

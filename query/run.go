@@ -81,6 +81,10 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	if n >= 32 {
 		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
 	}
+	src, err := s.source(t.file, t.h)
+	if err != nil {
+		return err
+	}
 	type loc struct {
 		id     uint32
 		off, n int64
@@ -168,7 +172,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			}
 			start, end := locs[i].off, locs[j-1].off+locs[j-1].n
 			rbuf = grow(rbuf, int(end-start))
-			if m, err := t.h.File().ReadAt(rbuf, start); m < len(rbuf) {
+			if m, err := src.ReadAt(rbuf, start); m < len(rbuf) {
 				if err != nil && !errors.Is(err, io.EOF) {
 					return err
 				}
@@ -217,6 +221,10 @@ func grow(b []byte, n int) []byte {
 
 // runScan reads [start, end) sequentially and checks every line.
 func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) error {
+	src, err := s.source(t.file, t.h)
+	if err != nil {
+		return err
+	}
 	bp := scanBufs.Get().(*[]byte)
 	defer scanBufs.Put(bp)
 	buf := *bp
@@ -234,7 +242,7 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 				*bp = buf
 			}
 			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
-			m, err := t.h.File().ReadAt(buf[have:have+n], pos+int64(have))
+			m, err := src.ReadAt(buf[have:have+n], pos+int64(have))
 			if k := logfile.EndLinesAtNUL(buf[have : have+m]); k >= 0 && t.nulAt == 0 {
 				t.nulAt = pos + int64(have+k) + 1
 			}

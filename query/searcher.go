@@ -24,6 +24,7 @@ type File struct {
 	Path  string // display path, as grep -r prints it
 	s     *Searcher
 	lf    *live.File
+	ci    compressedInfo // for a compressed file
 	spans []spanRef // this file's line ranges, in file offset order
 }
 

@@ -97,3 +97,16 @@ func corrupt(k Kind, off int64, format string, args ...any) *CorruptError {
 func truncated(k Kind, size int64) error {
 	return fmt.Errorf("%s input of %d bytes: %w", k, size, ErrTruncated)
 }
+
+// ParseKind reads a Kind's String (None for "" and "none").
+func ParseKind(s string) (Kind, error) {
+	for k := None; k <= XZ; k++ {
+		if k.String() == s {
+			return k, nil
+		}
+	}
+	if s == "" {
+		return None, nil
+	}
+	return None, fmt.Errorf("unknown compression %q", s)
+}

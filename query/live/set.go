@@ -173,7 +173,7 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	}
 	h := &Handle{f: fh, size: st.Size()}
 	rec := &f.rec
-	if dev, ino := logfile.StatIDs(st); dev != rec.Dev || ino != rec.Ino || h.size < rec.Indexed {
+	if dev, ino := logfile.StatIDs(st); dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
 		h.stale = ErrReplaced
 		return h, nil
 	}
@@ -255,7 +255,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 		s.forget(rec.ID)
 		return s.Check(f)
 	}
-	unchanged := st.size == rec.Indexed && st.mtime == rec.MTime
+	unchanged := st.size == indexedSize(rec) && st.mtime == rec.MTime
 	if unchanged && !mustRead {
 		return unchangedHandle, nil
 	}
@@ -265,7 +265,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 	}
 	h := &Handle{f: sf.f, size: st.size, shared: sf, s: s}
 	switch {
-	case st.size < rec.Indexed:
+	case st.size < indexedSize(rec) || rec.Compression != "" && st.size != rec.Size:
 		h.stale = ErrReplaced
 	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
@@ -425,3 +425,13 @@ func (s *Set) Reopen(f *File, h *Handle) (*os.File, error) {
 // Failed is a handle for a file that could not be checked: nothing to
 // read, Stale says why.
 func Failed(err error) *Handle { return &Handle{stale: err} }
+
+// indexedSize is the size a file had where the index covers it: the
+// indexed prefix, or a compressed file's whole (compressed) size, which is
+// indexed whole and never grows.
+func indexedSize(rec *mmapstore.FileRecord) int64 {
+	if rec.Compression != "" {
+		return rec.Size
+	}
+	return rec.Indexed
+}

@@ -1,0 +1,150 @@
+package indexer
+
+// Compressed files (gzip, zstd, bzip2, xz) are read whole, once, as a
+// stream of decompressed bytes (package compressed), cut into segments of
+// SegmentBytes at line ends as they come; the restart points recorded on
+// the way go into the segment that holds the file's last lines. A last
+// line without a newline gets one (the file will not grow: it is indexed
+// as the complete line it is, as zgrep prints it). Damaged input is
+// indexed up to the damage, with a warning.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/compressed"
+)
+
+// buildStream indexes compressed file ri and returns its segments and the
+// parts they hold.
+func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress func(int64)) ([]*mmapstore.SegmentRef, []*part, error) {
+	rec := &u.next.Files[ri]
+	kind, err := compressed.ParseKind(rec.Compression)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := u.roots[rec.Root].open(rec.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", rec.Path, err)
+	}
+	defer f.Close()
+	ix := compressed.NewIndexer(f, rec.Size, kind, compressed.DefaultInterval)
+	sa := &streamAt{r: ix}
+	sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
+	var refs []*mmapstore.SegmentRef
+	var parts []*part
+	var start int64
+	lineNo := int64(1)
+	timer := newLineTimer(nil, u.opt.Location, rec.MTime, 0, false)
+	defer progress(rec.Size)
+	for ctx.Err() == nil {
+		b := newBuilder()
+		b.postings = u.opt.Postings
+		timer.lt, timer.pending = b.lines, timer.pending[:0]
+		complete, lines, nulAt, err := b.readPart(sa, sf, start, math.MaxInt64, lineNo, timer, buf, func(int64) {}, u.opt.SegmentBytes)
+		if err != nil {
+			return refs, parts, fmt.Errorf("read %s: %w", rec.Path, err)
+		}
+		sa.commit(complete)
+		done := sa.atEnd(complete)
+		if done {
+			if sa.err != nil {
+				rec.Damage = sa.err.Error()
+				u.log.Warn().Err(sa.err).Str("path", rec.Path).Int64("indexed", complete).Msg("compressed file damaged; indexing the lines before the damage")
+			}
+			if lines > 0 {
+				b.checkpoints = map[uint64][]byte{rec.ID: ix.Table().AppendBinary(nil)}
+			}
+		}
+		if lines > 0 {
+			name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+			st, err := b.write(filepath.Join(u.opt.Dir, name))
+			if err != nil {
+				return refs, parts, fmt.Errorf("write segment %s: %w", name, err)
+			}
+			refs = append(refs, &mmapstore.SegmentRef{Name: name, Lines: st.Lines, RawBytes: st.RawBytes, Size: st.Size, FileIDs: []uint64{rec.ID}})
+			parts = append(parts, &part{workItem: workItem{rec: ri, start: start, end: complete, startLineNo: lineNo},
+				lines: lines, complete: complete, nulAt: nulAt, timed: timer.any, first: timer.first, last: timer.carry, format: timer.p.Format()})
+		}
+		if done || lines == 0 {
+			break
+		}
+		start, lineNo = complete, lineNo+lines
+	}
+	return refs, parts, ctx.Err()
+}
+
+// streamAt lets readPart, which reads at increasing offsets, read a
+// stream: it keeps the bytes read but not yet committed (the partial line
+// after the last line end used), and after the stream's last byte supplies
+// a newline if the stream did not end with one.
+type streamAt struct {
+	r    io.Reader
+	base int64  // stream offset of win[0]
+	win  []byte // read, not committed
+	eof  bool
+	err  error // a damage error from the stream (the data before it was yielded)
+	last byte  // the stream's last byte so far
+}
+
+func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < s.base {
+		return 0, fmt.Errorf("stream read at %d, before %d", off, s.base)
+	}
+	for !s.eof && off+int64(len(p)) > s.base+int64(len(s.win)) {
+		s.fill(max(len(p), 1<<20))
+	}
+	if off >= s.base+int64(len(s.win)) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.win[off-s.base:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// fill reads up to n more bytes into the window.
+func (s *streamAt) fill(n int) {
+	at := len(s.win)
+	s.win = append(s.win, make([]byte, n)...)
+	m, err := io.ReadFull(s.r, s.win[at:])
+	s.win = s.win[:at+m]
+	if m > 0 {
+		s.last = s.win[len(s.win)-1]
+	}
+	if err == nil {
+		return
+	}
+	s.eof = true
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		s.err = err
+	}
+	if s.base+int64(len(s.win)) > 0 && s.last != '\n' {
+		s.win = append(s.win, '\n') // the last line, completed
+	}
+}
+
+// commit drops the window's bytes before off: they will not be read again.
+func (s *streamAt) commit(off int64) {
+	if k := off - s.base; k > 0 && k <= int64(len(s.win)) {
+		s.win = append(s.win[:0], s.win[k:]...)
+		s.base = off
+	}
+}
+
+// atEnd reports whether nothing follows off in the stream.
+func (s *streamAt) atEnd(off int64) bool {
+	if off < s.base+int64(len(s.win)) {
+		return false
+	}
+	if !s.eof {
+		s.fill(1)
+	}
+	return off >= s.base+int64(len(s.win))
+}

@@ -1,0 +1,163 @@
+package query
+
+// Compressed logs: a gzip, zstd, bzip2 or xz file is indexed as its
+// decompressed lines, and read back through its restart points (package
+// compressed): a matched line costs at most one checkpoint interval of
+// decompression, and a task reading many lines of one file in offset order
+// decompresses it once.
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+
+	"github.com/logdex/logdex/mmapstore/compressed"
+	"github.com/logdex/logdex/query/live"
+)
+
+// compressedInfo is what reading a compressed file takes, loaded once.
+type compressedInfo struct {
+	once  sync.Once
+	kind  compressed.Kind
+	table *compressed.Table
+	err   error
+}
+
+// table loads f's restart points from the segment holding its last lines.
+func (f *File) table() (*compressed.Table, compressed.Kind, error) {
+	ci := &f.ci
+	ci.once.Do(func() {
+		rec := f.Record()
+		if ci.kind, ci.err = compressed.ParseKind(rec.Compression); ci.err != nil {
+			return
+		}
+		for i := len(f.spans) - 1; i >= 0 && ci.table == nil; i-- {
+			b, ok, err := f.s.segs[f.spans[i].seg].Checkpoints(f.ID)
+			if err != nil {
+				ci.err = err
+				return
+			}
+			if ok {
+				ci.table, ci.err = compressed.DecodeTable(b)
+			}
+		}
+		if ci.table == nil && ci.err == nil {
+			ci.err = fmt.Errorf("%s: no restart points in the index", f.Path)
+		}
+	})
+	return ci.table, ci.kind, ci.err
+}
+
+// source returns what reads f's lines at their offsets through h: the file
+// itself, or for a compressed file its decompressed content (one reader
+// per caller: it keeps its decoder between reads).
+func (s *Searcher) source(f *File, h *live.Handle) (io.ReaderAt, error) {
+	if f.Record().Compression == "" {
+		return h.File(), nil
+	}
+	t, kind, err := f.table()
+	if err != nil || s.damagedFiles[f.ID] {
+		// Its restart points are lost with a damaged segment: decompress
+		// from the start (reads come in offset order, so once per task).
+		if kind, err = compressed.ParseKind(f.Record().Compression); err != nil {
+			return nil, err
+		}
+		return &streamed{f: h.File(), size: h.Size(), kind: kind, logical: f.Record().Indexed}, nil
+	}
+	return &decompressed{r: compressed.NewReader(h.File(), h.Size(), kind, t), size: t.Size, logical: f.Record().Indexed}, nil
+}
+
+// streamed reads a compressed file's content by decompressing it from the
+// start, forward; an earlier offset starts over. Past the decompressed
+// bytes it supplies the newline the indexer did, up to logical.
+type streamed struct {
+	f       io.ReaderAt
+	size    int64
+	kind    compressed.Kind
+	logical int64
+	r       io.Reader
+	pos     int64
+	skip    []byte
+}
+
+func (s *streamed) ReadAt(p []byte, off int64) (int, error) {
+	if s.r == nil || off < s.pos {
+		s.r, s.pos = compressed.NewIndexer(s.f, s.size, s.kind, math.MaxInt64), 0
+	}
+	for s.pos < off {
+		if s.skip == nil {
+			s.skip = make([]byte, 64<<10)
+		}
+		n, err := s.r.Read(s.skip[:min(int64(len(s.skip)), off-s.pos)])
+		s.pos += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	n := 0
+	if s.pos == off {
+		var err error
+		n, err = io.ReadFull(s.r, p)
+		s.pos += int64(n)
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF && off+int64(n) < s.logical-1 {
+			return n, err // damaged before the lines indexed end
+		}
+	}
+	for n < len(p) && off+int64(n) < s.logical && off+int64(n) >= s.pos {
+		p[n] = '\n'
+		n++
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// decompressed is a compressed file's content as indexed: the decompressed
+// bytes, and the newline the indexer supplied after a last line without
+// one.
+type decompressed struct {
+	r       *compressed.Reader
+	size    int64 // decompressed bytes
+	logical int64 // with the supplied newline: size or size+1
+}
+
+func (d *decompressed) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < d.size {
+		var err error
+		n, err = d.r.ReadAt(p[:min(int64(len(p)), d.size-off)], off)
+		if err != nil && err != io.EOF {
+			return n, err
+		}
+	}
+	for n < len(p) && off+int64(n) < d.logical {
+		p[n] = '\n'
+		n++
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// ReadCompressed opens f's decompressed content for reading by offset (the
+// caller closes the returned file), with its size as indexed.
+func (s *Searcher) ReadCompressed(f *File) (io.ReaderAt, *os.File, int64, error) {
+	h, err := s.logs.Check(f.lf)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if h.Stale() != nil {
+		h.Close()
+		return nil, nil, 0, h.Stale()
+	}
+	r, err := s.source(f, h)
+	if err != nil {
+		h.Close()
+		return nil, nil, 0, err
+	}
+	return r, h.File(), f.Record().Indexed, nil
+}

@@ -1,0 +1,208 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/query/lang"
+)
+
+// compressedTools are the grep of each format, as users run them.
+var compressedTools = []struct {
+	ext, compress, grep string
+}{
+	{".gz", "gzip -n -c", "zgrep"},
+	{".zst", "zstd -q -c", "zstdgrep"},
+	{".bz2", "bzip2 -c", "bzgrep"},
+	{".xz", "xz -c", "xzgrep"},
+}
+
+// writeCompressedLogs writes the same kind of log as plain, compressed with
+// every tool (one of them in several gzip members, one without a final
+// newline) and returns the directory.
+func writeCompressedLogs(t *testing.T, lines int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "logs")
+	must(t, os.MkdirAll(dir, 0o755))
+	r := rand.New(rand.NewPCG(5, 6))
+	gen := func(n int) []byte {
+		var b bytes.Buffer
+		words := []string{"error", "timeout", "GET /api/v1/orders", "connection reset", "user=mallory", "ok", "retry", "Zoë", "503"}
+		for i := range n {
+			fmt.Fprintf(&b, "2026-11-29T%02d:%02d:%02d.%03dZ %s id=%x %s %s\n", i/3600%24, i/60%60, i%60, i%1000,
+				[]string{"INFO", "WARN", "ERROR"}[r.IntN(3)], r.Uint64(), words[r.IntN(len(words))], words[r.IntN(len(words))])
+			if r.IntN(20) == 0 {
+				b.WriteString("\tat com.example.Handler.run(Handler.java:42)\n")
+			}
+		}
+		return b.Bytes()
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "app.log"), gen(lines), 0o644))
+	for i, tool := range compressedTools {
+		if _, err := exec.LookPath(strings.Fields(tool.compress)[0]); err != nil {
+			t.Skipf("%s not installed", tool.compress)
+		}
+		data := gen(lines)
+		if i == 1 {
+			data = bytes.TrimSuffix(data, []byte("\n")) // no final newline
+		}
+		name := filepath.Join(dir, fmt.Sprintf("app.log.%d%s", i+1, tool.ext))
+		out := compress(t, tool.compress, data)
+		if i == 0 { // two gzip members, as `cat a.gz b.gz` makes
+			out = append(out, compress(t, tool.compress, gen(lines/3))...)
+		}
+		must(t, os.WriteFile(name, out, 0o644))
+	}
+	return dir
+}
+
+func compress(t *testing.T, cmdline string, data []byte) []byte {
+	t.Helper()
+	f := strings.Fields(cmdline)
+	cmd := exec.Command(f[0], f[1:]...)
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	must(t, err)
+	return out
+}
+
+// toolGrep runs a file's grep (zgrep and the like, or grep) with -n and
+// returns "path:line:text" lines.
+func toolGrep(t *testing.T, path string, args []string) []string {
+	t.Helper()
+	tool := "grep"
+	for _, c := range compressedTools {
+		if strings.HasSuffix(path, c.ext) {
+			tool = c.grep
+		}
+	}
+	cmd := exec.Command(tool, append(append([]string{"-n"}, args...), path)...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+		return nil
+	} else if err != nil {
+		t.Fatalf("%s %q %s: %v", tool, args, path, err)
+	}
+	var got []string
+	for _, l := range strings.SplitAfter(string(out), "\n") {
+		if l = strings.TrimSuffix(l, "\n"); l != "" {
+			got = append(got, filepath.ToSlash(path)+":"+l)
+		}
+	}
+	return got
+}
+
+// TestCompressedLikeZgrep: compressed logs of every format answer exactly
+// what zgrep, zstdgrep, bzgrep and xzgrep print, with decompressed line
+// numbers, for literals, regexes and case folding, and a hit's context
+// lines are the file's.
+func TestCompressedLikeZgrep(t *testing.T) {
+	dir := writeCompressedLogs(t, cases(20000, 3000))
+	s := testIndex(t, 256<<10, dir)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, c := range []struct {
+		mode lang.Mode
+		fold bool
+		pat  string
+	}{
+		{lang.ModeLiteral, false, "user=mallory"},
+		{lang.ModeLiteral, true, "connection RESET"},
+		{lang.ModeLiteral, false, "Handler.java:42"},
+		{lang.ModeRegex, false, "ERROR .* 503$"},
+		{lang.ModeRegex, true, "zoë retry"},
+		{lang.ModeLiteral, false, "id=1"},
+	} {
+		q, err := Compile([]string{c.pat}, c.mode, c.fold)
+		must(t, err)
+		got, st := search(t, s, q, Options{})
+		if len(st.Warnings) > 0 {
+			t.Fatalf("%q: warnings %v", c.pat, st.Warnings)
+		}
+		args := []string{"-F", c.pat} // bzgrep takes no -e
+		if c.mode == lang.ModeRegex {
+			args[0] = "-E"
+		}
+		if c.fold {
+			args = append([]string{"-i"}, args...)
+		}
+		var want []string
+		for _, f := range files {
+			want = append(want, toolGrep(t, f, args)...)
+		}
+		var gotS []string
+		for _, g := range got {
+			gotS = append(gotS, fmt.Sprintf("%s:%d:%s", g.path, g.no, g.text))
+		}
+		if strings.Join(gotS, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%q: %d lines, the greps %d; first difference at %s", c.pat, len(gotS), len(want), firstDiff([]byte(strings.Join(gotS, "\n")), []byte(strings.Join(want, "\n"))))
+		}
+		// Context: lines around a few hits come from the decompressed file.
+		for i, g := range got {
+			if i%37 != 0 {
+				continue
+			}
+			f := fileByPath(s, g.path)
+			var ctx []string
+			must(t, s.ReadLines(context.Background(), f, g.no-2, g.no+2, func(l Line) error {
+				ctx = append(ctx, strconv.FormatInt(l.No, 10)+":"+string(l.Text))
+				return nil
+			}))
+			wantCtx := toolGrep(t, g.path, []string{"-C", "2", "-F", g.text})
+			for _, l := range ctx {
+				found := false
+				for _, w := range wantCtx {
+					found = found || strings.HasSuffix(w, ":"+l) || strings.Contains(w, "-"+l[strings.IndexByte(l, ':')+1:])
+				}
+				if !found {
+					t.Fatalf("%s:%d: context line %q not in the file's", g.path, g.no, l)
+				}
+			}
+		}
+	}
+}
+
+// TestCompressedDamaged: a truncated compressed file is indexed up to the
+// damage, with its lines before it found (gzip and zstd decode as they go;
+// a bzip2 or xz file of one block loses the block), never a crash.
+func TestCompressedDamaged(t *testing.T) {
+	dir := writeCompressedLogs(t, 3000)
+	for _, c := range compressedTools {
+		p := filepath.Join(dir, "app.log."+strconv.Itoa(1+indexOfExt(c.ext))+c.ext)
+		b, err := os.ReadFile(p)
+		must(t, err)
+		must(t, os.WriteFile(p, b[:len(b)*2/3], 0o644))
+	}
+	s := testIndex(t, 1<<20, dir)
+	q, err := Compile([]string{"mallory"}, lang.ModeQuery, true)
+	must(t, err)
+	got, _ := search(t, s, q, Options{})
+	per := map[string]int{}
+	for _, g := range got {
+		per[filepath.Base(g.path)]++
+	}
+	for _, f := range s.Files() {
+		rec := f.Record()
+		streaming := rec.Compression == "gzip" || rec.Compression == "zstd"
+		if rec.Compression != "" && (rec.Damage == "" || streaming && per[filepath.Base(f.Path)] == 0) {
+			t.Errorf("%s: damage %q, %d hits before it", f.Path, rec.Damage, per[filepath.Base(f.Path)])
+		}
+	}
+}
+
+func indexOfExt(ext string) int {
+	for i, c := range compressedTools {
+		if c.ext == ext {
+			return i
+		}
+	}
+	return -1
+}
