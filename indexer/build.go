@@ -33,8 +33,8 @@ type builder struct {
 	addCompound func([]byte)
 	curID       uint32
 	complete    bool
-	postings    string     // mmapstore.PostingsAuto, PostingsVarint or PostingsRoaring
-	timer       *lineTimer // the current part's
+	postings    string            // mmapstore.PostingsAuto, PostingsVarint or PostingsRoaring
+	timer       *lineTimer        // the current part's
 	checkpoints map[uint64][]byte // compressed files ending in this segment: their tables
 }
 

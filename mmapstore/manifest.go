@@ -75,7 +75,7 @@ type FileRecord struct {
 	// Timed is set once a timestamp was found in the file; TimeFormat is
 	// the format last detected and LastTime the time of the last indexed
 	// line (where the next appended lines start from).
-	Timed      bool   `json:"timed,omitempty"`
+	Timed bool `json:"timed,omitempty"`
 	// Compression names the format of a compressed file (gzip, zstd,
 	// bzip2, xz; package compressed), which is indexed whole as its
 	// decompressed lines: Size is then the compressed size, Indexed the
@@ -85,8 +85,8 @@ type FileRecord struct {
 	// did: the lines before are indexed.
 	Compression string `json:"compression,omitempty"`
 	Damage      string `json:"damage,omitempty"`
-	TimeFormat string `json:"time_format,omitempty"`
-	LastTime   int64  `json:"last_time,omitempty"`
+	TimeFormat  string `json:"time_format,omitempty"`
+	LastTime    int64  `json:"last_time,omitempty"`
 	// NULAt is 1 + the offset of the first NUL byte in [0, Indexed), 0
 	// when there is none: from there on the file is binary (grep prints
 	// "binary file matches" instead of its lines).

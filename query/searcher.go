@@ -25,7 +25,7 @@ type File struct {
 	s     *Searcher
 	lf    *live.File
 	ci    compressedInfo // for a compressed file
-	spans []spanRef // this file's line ranges, in file offset order
+	spans []spanRef      // this file's line ranges, in file offset order
 }
 
 // Record is the file's index record (a copy).
