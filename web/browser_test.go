@@ -426,6 +426,7 @@ func TestBrowser(t *testing.T) {
 		tb.open("/?q=zqxnonutf")
 		tb.waitResults("zqxnonutf", 2)
 		shown := []string{`logs/special/caf\xE9 \xFE.log`, `logs/special/caf\xE9 \xFF.log`}
+		tb.wait("both file groups rendered", `document.querySelectorAll('#results .file-head').length === 2`)
 		var heads []string
 		tb.eval(`[...document.querySelectorAll('#results .file-head')].map((e) => e.title)`, &heads)
 		if !slices.Equal(heads, shown) {
