@@ -73,7 +73,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if opt.After != nil && f.Path < opt.After.Path {
+		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
 		var ts []*task

@@ -74,6 +74,9 @@ type Options struct {
 	Histogram *Histogram
 	// Order is the order hits are delivered in (OrderPath: grep's).
 	Order Order
+	// Log, when set, keeps only the files of that log (File.Log): a log
+	// and its rotations, compressed ones included.
+	Log string
 }
 
 // Hit is one matching line.

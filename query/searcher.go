@@ -20,12 +20,16 @@ import (
 
 // File is an indexed log file as the searcher presents it.
 type File struct {
-	ID    uint64
-	Path  string // display path, as grep -r prints it
-	s     *Searcher
-	lf    *live.File
-	ci    compressedInfo // for a compressed file
-	spans []spanRef      // this file's line ranges, in file offset order
+	ID   uint64
+	Path string // display path, as grep -r prints it
+	s    *Searcher
+	lf   *live.File
+	ci   compressedInfo // for a compressed file
+	// log and rotation: the log this file is part of (its rotations share
+	// it) and its place in that log's history.
+	log      string
+	rotation int
+	spans    []spanRef // this file's line ranges, in file offset order
 }
 
 // Record is the file's index record (a copy).
@@ -164,6 +168,7 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		})
 	}
 	sort.SliceStable(s.files, func(i, j int) bool { return s.files[i].Path < s.files[j].Path })
+	assignRotations(s.files)
 	return s
 }
 

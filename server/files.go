@@ -3,11 +3,13 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"os"
 	"path"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +32,15 @@ type fileJSON struct {
 	TimeFormat string `json:"time_format,omitempty"`
 	FirstTime  string `json:"first_time,omitempty"`
 	LastTime   string `json:"last_time,omitempty"`
+	// Log is the log the file is part of (a log and its rotations share
+	// it: search it with log=), Rotation its place in that log's history
+	// (0 the live file). Compression names a compressed file's format
+	// (its lines, sizes and content are the decompressed ones); Damage
+	// says where decompressing it failed, if it did.
+	Log         string `json:"log"`
+	Rotation    int    `json:"rotation"`
+	Compression string `json:"compression,omitempty"`
+	Damage      string `json:"damage,omitempty"`
 }
 
 func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +60,7 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 		fj := fileJSON{
 			ID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Size: rec.Size, Lines: rec.Lines, IndexedBytes: rec.Indexed,
 			MTime: time.Unix(0, rec.MTime).UTC(), Timed: rec.Timed, TimeFormat: rec.TimeFormat,
+			Log: f.Log(), Rotation: f.Rotation(), Compression: rec.Compression, Damage: rec.Damage,
 		}
 		if lo, hi, ok := f.TimeRange(); ok {
 			fj.FirstTime = time.Unix(0, lo).In(loc).Format(time.RFC3339Nano)
@@ -103,6 +115,10 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.fileLines(w, r, sn, f)
 		return
 	}
+	if f.Record().Compression != "" {
+		s.compressedContent(w, r, sn, f)
+		return
+	}
 	fh, err := sn.s.OpenFile(f)
 	if err != nil {
 		s.openError(w, r, f, err)
@@ -123,6 +139,50 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": path.Base(f.Path)}))
 	h.Set("ETag", etag(st))
 	http.ServeContent(w, r, "", st.ModTime(), fh)
+}
+
+// compressedContent serves a compressed file's decompressed content, Range
+// included, read through its restart points. A client that takes gzip and
+// asks for the whole of a gzip file gets the stored bytes with sendfile
+// and Content-Encoding: gzip.
+func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
+	dec, fh, size, err := sn.s.ReadCompressed(f)
+	if err != nil {
+		s.openError(w, r, f, err)
+		return
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		s.openError(w, r, f, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	name := strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
+	h.Set("Vary", "Accept-Encoding")
+	if f.Record().Compression == "gzip" && r.Header.Get("Range") == "" && acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		h.Set("ETag", etag(st)+"-gz")
+		http.ServeContent(w, r, "", st.ModTime(), fh) // the stored bytes: sendfile
+		return
+	}
+	h.Set("ETag", etag(st))
+	http.ServeContent(w, r, "", st.ModTime(), io.NewSectionReader(dec, 0, size))
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) == "gzip" && strings.TrimSpace(q) != "q=0" {
+			return true
+		}
+	}
+	return false
 }
 
 // etag names the file's current version: device, inode, size and mtime.

@@ -83,7 +83,7 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	if timed && from < to {
 		h := query.NewHistogram(from, to, n)
 		var err error
-		if st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h}, nil); err != nil {
+		if st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log}, nil); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
 				return

@@ -46,6 +46,9 @@ var errShrunk = errors.New("file shrank while being sent")
 type rawFile struct {
 	f    *os.File
 	size int64
+	// dec reads a compressed file's decompressed content: its lines are
+	// copied out (there is no file range to sendfile).
+	dec io.ReaderAt
 }
 
 type rawRange struct {
@@ -100,7 +103,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	// No overall timeout: a download takes as long as the client reads;
 	// write deadlines catch a client that stops reading, and its leaving
 	// cancels the context.
-	st, err := sn.s.Search(r.Context(), q, query.Options{Time: p.tr, Order: p.order}, rs.hit)
+	st, err := sn.s.Search(r.Context(), q, query.Options{Time: p.tr, Order: p.order, Log: p.log}, rs.hit)
 	if err == nil {
 		err = rs.flushPending()
 	}
@@ -151,7 +154,14 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		// The file the search checked and read, not whatever its path
 		// names now: a rotation in between must not send another file's
 		// bytes at these offsets.
-		if f, size, err := rs.sn.s.Reopen(h); err == nil {
+		if h.File.Record().Compression != "" {
+			if dec, f, size, err := rs.sn.s.ReadCompressed(h.File); err == nil {
+				rs.cur = &rawFile{f: f, size: size, dec: dec}
+				rs.files = append(rs.files, rs.cur)
+			} else {
+				rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot read a matched compressed file")
+			}
+		} else if f, size, err := rs.sn.s.Reopen(h); err == nil {
 			rs.cur = &rawFile{f: f, size: size}
 			rs.files = append(rs.files, rs.cur)
 		} else {
@@ -263,10 +273,13 @@ func (rs *rawStream) send(rg rawRange) error {
 	if rs.head {
 		return nil
 	}
-	if _, err := rg.file.f.Seek(rg.off, io.SeekStart); err != nil {
+	var src io.Reader = &io.LimitedReader{R: rg.file.f, N: rg.n}
+	if rg.file.dec != nil {
+		src = io.NewSectionReader(rg.file.dec, rg.off, rg.n)
+	} else if _, err := rg.file.f.Seek(rg.off, io.SeekStart); err != nil {
 		return err
 	}
-	n, err := io.Copy(rs.w, &io.LimitedReader{R: rg.file.f, N: rg.n})
+	n, err := io.Copy(rs.w, src)
 	rs.sent += n
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ type searchParams struct {
 	context int
 	tr      *query.TimeRange // from, to, untimed; nil: every line
 	order   query.Order
+	log     string // only this log's files (a log and its rotations)
 }
 
 // parseSearch reads q, mode and case (and, unless raw, limit, cursor and
@@ -67,6 +68,7 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 	if p.order, err = query.ParseOrder(v.Get("order")); err != nil {
 		return nil, nil, badRequest(err.Error())
 	}
+	p.log = v.Get("log")
 	if !raw {
 		var e *statusError
 		if p.limit, e = intParam(v, "limit", defaultLimit, 0, maxLimit); e != nil {
@@ -104,7 +106,7 @@ func (p *searchParams) key(seq uint64) string {
 	if p.tr != nil {
 		tr = fmt.Sprintf("%d-%d-%t", p.tr.From, p.tr.To, p.tr.ExcludeUntimed)
 	}
-	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, tr, p.order, p.q)
+	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, tr, p.order, p.log, p.q)
 }
 
 // parseTime reads from, to (RFC 3339, epoch milliseconds, "2026-11-29
@@ -269,7 +271,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	out.writeString(`{"query":`)
 	out.json(p.q)
 	fmt.Fprintf(out, `,"mode":%q,"case":%q,"order":%q,"hits":[`, p.mode.String(), p.caseName(), p.order.String())
-	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true, Time: p.tr, Times: true, Order: p.order}
+	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true, Time: p.tr, Times: true, Order: p.order, Log: p.log}
 	loc := sn.s.Location()
 	var last query.Cursor
 	n := 0

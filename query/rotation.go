@@ -1,0 +1,67 @@
+package query
+
+// Rotation history: a log and its rotations (app.log, app.log.1,
+// app.log.2.gz, app.log-20261129, app.log-20261129.gz, app.log.2026-11-29)
+// are one log. A file's log is its path without a compression suffix and
+// without a rotation suffix (a number, or a date); its rotation is 0 for
+// the live file and counts up into the past: numbered rotations by their
+// number, dated ones newest first after them.
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var (
+	compressedSuffix = regexp.MustCompile(`\.(gz|zst|bz2|xz)$`)
+	numberedSuffix   = regexp.MustCompile(`\.([0-9]{1,4})$`)
+	datedSuffix      = regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
+)
+
+// splitRotation returns the log a path belongs to, its rotation number (0
+// for the live file or a dated rotation) and, for a dated rotation, the
+// date as written (empty otherwise).
+func splitRotation(path string) (log string, n int, date string) {
+	base := compressedSuffix.ReplaceAllString(path, "")
+	if m := numberedSuffix.FindStringSubmatchIndex(base); m != nil {
+		n, _ = strconv.Atoi(base[m[2]:m[3]])
+		return base[:m[0]], n, ""
+	}
+	if m := datedSuffix.FindStringSubmatchIndex(base); m != nil && m[0] > strings.LastIndexByte(base, '/')+1 {
+		return base[:m[0]], 0, strings.ReplaceAll(base[m[2]:], "-", "")
+	}
+	return base, 0, ""
+}
+
+// assignRotations sets every file's log and rotation.
+func assignRotations(files []*File) {
+	type dated struct {
+		f    *File
+		date string
+	}
+	byLog := map[string][]dated{}
+	maxN := map[string]int{}
+	for _, f := range files {
+		log, n, date := splitRotation(f.Path)
+		f.log, f.rotation = log, n
+		if date != "" {
+			byLog[log] = append(byLog[log], dated{f, date})
+		}
+		maxN[log] = max(maxN[log], n)
+	}
+	for log, ds := range byLog {
+		slices.SortStableFunc(ds, func(a, b dated) int { return strings.Compare(b.date, a.date) }) // newest first
+		for i, d := range ds {
+			d.f.rotation = maxN[log] + 1 + i
+		}
+	}
+}
+
+// Log is the log the file belongs to: its path without rotation and
+// compression suffixes.
+func (f *File) Log() string { return f.log }
+
+// Rotation is 0 for a log's live file, and counts up into its past.
+func (f *File) Rotation() int { return f.rotation }
