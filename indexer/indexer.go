@@ -46,6 +46,8 @@ type Options struct {
 	// Verify checks every checksum of every live segment (reading them
 	// whole) instead of only their headers; damaged ones are rebuilt.
 	Verify bool
+	// NoMerge leaves small segments unmerged (tests and measurements).
+	NoMerge bool
 	// Location is the zone of timestamps that do not write one (nil: the
 	// index's, UTC for a new one). Changing it rebuilds the index: the
 	// times in it depend on it.
@@ -70,6 +72,7 @@ type Result struct {
 	IndexBytes int64 // total size of the live segments and manifest
 	RawBytes   int64 // total log bytes covered by the index
 	Changed    bool  // whether a new manifest was published
+	Merged     int   // segments merged into others by this run
 }
 
 // DefaultDir is where the index for roots lives when --index is not given:
@@ -174,9 +177,15 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err := u.diff(); err != nil {
 		return nil, err
 	}
+	u.segID.Store(u.next.NextSegmentID)
 	if err := u.build(ctx); err != nil {
 		return nil, err
 	}
+	if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
+		u.removeNew()
+		return nil, err
+	}
+	u.next.NextSegmentID = u.segID.Load()
 	if err := u.publish(); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -59,8 +58,6 @@ func (u *update) build(ctx context.Context) error {
 	for _, ri := range u.streams {
 		total += u.next.Files[ri].Size // progress counts compressed bytes for these
 	}
-	u.segID.Store(u.next.NextSegmentID)
-	defer func() { u.next.NextSegmentID = u.segID.Load() }()
 	var done atomic.Int64
 	stopProgress := make(chan struct{})
 	var progressWG sync.WaitGroup
@@ -160,9 +157,7 @@ func (u *update) build(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	if err != nil {
-		for _, name := range u.newSegs {
-			os.Remove(filepath.Join(u.opt.Dir, name))
-		}
+		u.removeNew()
 		return err
 	}
 	u.res.Bytes = done.Load()

@@ -82,3 +82,12 @@ func (u *update) collect() {
 		}
 	}
 }
+
+// removeNew deletes the segments this run wrote, when it fails.
+func (u *update) removeNew() {
+	for _, name := range u.newSegs {
+		removeSegment(u.opt.Dir, name)
+	}
+}
+
+func removeSegment(dir, name string) { os.Remove(filepath.Join(dir, name)) }

@@ -106,3 +106,6 @@ func (t *LineTable) Full() bool { return t.lines >= 1<<32-2 }
 
 // Files lists the files with lines in the table, in order of first use.
 func (t *LineTable) Files() []SegFile { return t.files }
+
+// RawBytes is the log bytes of the lines added.
+func (t *LineTable) RawBytes() int64 { return t.rawBytes }

@@ -1,0 +1,254 @@
+package indexer
+
+// Merging segments. Every run that finds appended lines writes a small
+// segment, so a live log would leave thousands; and segments keep the
+// lines of files since deleted or replaced (retired spans) until all their
+// files are gone. A run therefore ends by merging, size-tiered (as
+// Lucene's TieredMergePolicy): segments fall into tiers by the log bytes
+// they cover (×mergeFactor per tier), and a tier holding mergeFactor
+// segments is rewritten as fewer, larger ones; a segment mostly of retired
+// lines is rewritten with its tier's next merge, or alone. A merge reads
+// the live spans of its segments from the log files again and builds new
+// segments of them (the lines, their offsets and times come out the same;
+// retired spans are simply not read), and the new manifest names them in
+// the old ones' place, in the same atomic publish as the rest of the run.
+// Searches never wait: they keep the snapshot they opened.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/logdex/logdex/mmapstore"
+)
+
+const (
+	mergeFactor   = 8       // segments per tier before they merge; each tier ×8 the last
+	mergeMinBytes = 1 << 20 // the smallest tier's size
+	retiredRatio  = 0.5     // a segment with this share of retired lines is rewritten
+)
+
+// mergeSeg is a live segment considered for merging.
+type mergeSeg struct {
+	ref     mmapstore.SegmentRef
+	live    int64 // log bytes of its live spans
+	retired bool  // mostly retired lines
+	tier    int
+}
+
+// merge picks merges among u.segments and rewrites them; a merge that
+// cannot be done (a file changed under it) leaves its segments as they are.
+func (u *update) merge(ctx context.Context, buf []byte) error {
+	if u.opt.NoMerge || len(u.segments) <= mergeFactor {
+		return nil
+	}
+	live := map[uint64]int{} // file id -> index into u.next.Files
+	for i, f := range u.next.Files {
+		live[f.ID] = i
+	}
+	var cands []mergeSeg
+	for _, ref := range u.segments {
+		ms, ok := u.mergeable(ref, live)
+		if ok {
+			cands = append(cands, ms)
+		}
+	}
+	for _, set := range pickMerges(cands, u.opt.SegmentBytes) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		refs, err := u.rewrite(ctx, set, live, buf)
+		if err != nil {
+			u.log.Warn().Err(err).Int("segments", len(set)).Msg("merge skipped")
+			continue
+		}
+		gone := map[string]bool{}
+		for _, ms := range set {
+			gone[ms.ref.Name] = true
+		}
+		u.segments = slices.DeleteFunc(u.segments, func(r mmapstore.SegmentRef) bool { return gone[r.Name] })
+		for _, r := range refs {
+			u.segments = append(u.segments, *r)
+			u.newSegs = append(u.newSegs, r.Name)
+		}
+		u.res.Merged += len(set)
+		u.changed = true
+	}
+	return nil
+}
+
+// mergeable opens a segment's small sections to weigh its live spans; a
+// segment holding a compressed file's lines is never merged (its spans are
+// read back only as a stream from the file's start).
+func (u *update) mergeable(ref mmapstore.SegmentRef, live map[uint64]int) (mergeSeg, bool) {
+	for _, id := range ref.FileIDs {
+		if i, ok := live[id]; ok && u.next.Files[i].Compression != "" {
+			return mergeSeg{}, false
+		}
+	}
+	s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+	if err != nil {
+		return mergeSeg{}, false
+	}
+	defer s.Close()
+	ms := mergeSeg{ref: ref}
+	var all int64
+	for _, sp := range s.Spans() {
+		n := sp.EndOffset - sp.StartOffset
+		all += n
+		if _, ok := live[s.Files()[sp.File].ID]; ok {
+			ms.live += n
+		}
+	}
+	ms.retired = all > 0 && float64(all-ms.live) >= retiredRatio*float64(all)
+	for size := int64(mergeMinBytes); ms.live >= size*mergeFactor; size *= mergeFactor {
+		ms.tier++
+	}
+	return ms, true
+}
+
+// pickMerges chooses the merges: every tier holding mergeFactor segments or
+// more is merged, in sets of at most maxBytes of live logs; segments
+// mostly retired join their tier's merge, or are rewritten alone.
+func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
+	tiers := map[int][]mergeSeg{}
+	for _, c := range cands {
+		tiers[c.tier] = append(tiers[c.tier], c)
+	}
+	var sets [][]mergeSeg
+	for _, tier := range slices.Sorted(maps.Keys(tiers)) {
+		segs := tiers[tier]
+		sort.Slice(segs, func(i, j int) bool { return segs[i].ref.Name < segs[j].ref.Name })
+		if len(segs) < mergeFactor {
+			for _, s := range segs {
+				if s.retired {
+					sets = append(sets, []mergeSeg{s})
+				}
+			}
+			continue
+		}
+		var cur []mergeSeg
+		var bytes int64
+		for _, s := range segs {
+			if len(cur) > 0 && bytes+s.live > maxBytes {
+				sets = append(sets, cur)
+				cur, bytes = nil, 0
+			}
+			cur = append(cur, s)
+			bytes += s.live
+		}
+		if len(cur) > 1 || len(cur) == 1 && cur[0].retired {
+			sets = append(sets, cur)
+		}
+	}
+	return sets
+}
+
+// mergeSpan is a live span to read again.
+type mergeSpan struct {
+	rec         int // index into u.next.Files
+	start, end  int64
+	startLineNo int64
+	lines       int64
+	timed       bool
+	firstTime   int64 // the span's first line's time, as indexed
+}
+
+// rewrite reads the live spans of a merge set from their files into new
+// segments of at most SegmentBytes each. The lines must come out as they
+// were indexed (same count, same end): else a file changed under the index
+// and the merge is abandoned.
+func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]int, buf []byte) ([]*mmapstore.SegmentRef, error) {
+	var spans []mergeSpan
+	for _, ms := range set {
+		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ms.ref.Name))
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range s.Spans() {
+			ri, ok := live[s.Files()[sp.File].ID]
+			if !ok {
+				continue // retired: dropped
+			}
+			m := mergeSpan{rec: ri, start: sp.StartOffset, end: sp.EndOffset, startLineNo: sp.StartLineNo, lines: int64(sp.NumLines), timed: sp.Timed}
+			if sp.Timed {
+				if m.firstTime, _, err = s.LineTime(sp.FirstLine); err != nil {
+					s.Close()
+					return nil, err
+				}
+			}
+			spans = append(spans, m)
+		}
+		s.Close()
+	}
+	// In file order, so that a file's consecutive spans become one.
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].rec != spans[j].rec {
+			return spans[i].rec < spans[j].rec
+		}
+		return spans[i].start < spans[j].start
+	})
+	var refs []*mmapstore.SegmentRef
+	var b *builder
+	var ids []uint64
+	flush := func() error {
+		if b == nil || b.lines.NumLines() == 0 {
+			return nil
+		}
+		name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+		st, err := b.write(filepath.Join(u.opt.Dir, name))
+		if err != nil {
+			return fmt.Errorf("write segment %s: %w", name, err)
+		}
+		refs = append(refs, &mmapstore.SegmentRef{Name: name, Lines: st.Lines, RawBytes: st.RawBytes, Size: st.Size, FileIDs: ids})
+		b, ids = nil, nil
+		return nil
+	}
+	abandon := func(err error) ([]*mmapstore.SegmentRef, error) {
+		for _, r := range refs {
+			removeSegment(u.opt.Dir, r.Name)
+		}
+		return nil, err
+	}
+	for _, sp := range spans {
+		if ctx.Err() != nil {
+			return abandon(ctx.Err())
+		}
+		if b != nil && b.lines.RawBytes()+(sp.end-sp.start) > u.opt.SegmentBytes {
+			if err := flush(); err != nil {
+				return abandon(err)
+			}
+		}
+		if b == nil {
+			b = newBuilder()
+			b.postings = u.opt.Postings
+		}
+		rec := &u.next.Files[sp.rec]
+		f, err := u.roots[rec.Root].open(rec.Path)
+		if err != nil {
+			return abandon(err)
+		}
+		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
+		// Seeded with the span's first time as indexed: its lines get the
+		// times they had (a first line without a timestamp carried it).
+		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, sp.firstTime, sp.timed)
+		complete, lines, _, err := b.readPart(f, sf, sp.start, sp.end, sp.startLineNo, timer, buf, func(int64) {}, 0)
+		f.Close()
+		if err != nil {
+			return abandon(err)
+		}
+		if complete != sp.end || lines != sp.lines {
+			return abandon(fmt.Errorf("%s changed under the index (%d lines to %d, not %d to %d)", rec.Path, lines, complete, sp.lines, sp.end))
+		}
+		if len(ids) == 0 || ids[len(ids)-1] != rec.ID {
+			ids = append(ids, rec.ID)
+		}
+	}
+	if err := flush(); err != nil {
+		return abandon(err)
+	}
+	return refs, nil
+}
