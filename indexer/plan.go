@@ -87,6 +87,8 @@ func (u *update) build(ctx context.Context) error {
 		firstErr error
 		allParts []*part
 		wg       sync.WaitGroup
+		// the compressed files' segments, numbered at the end
+		streamRefs = map[int][]*mmapstore.SegmentRef{}
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -105,29 +107,29 @@ func (u *update) build(ctx context.Context) error {
 				if ctx.Err() != nil {
 					continue
 				}
-				var refs []*mmapstore.SegmentRef
-				var parts []*part
-				var err error
 				if j.parts == nil {
-					refs, parts, err = u.buildStream(ctx, j.stream, buf, func(n int64) { done.Add(n) })
-				} else {
-					var ref *mmapstore.SegmentRef
-					ref, err = u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
-					refs = append(refs, ref)
-				}
-				mu.Lock()
-				allParts = append(allParts, parts...)
-				for _, ref := range refs {
-					if ref != nil {
-						u.segments = append(u.segments, *ref)
-						u.newSegs = append(u.newSegs, ref.Name)
-						u.res.NewSegs++
+					refs, parts, err := u.buildStream(ctx, j.stream, buf, func(n int64) { done.Add(n) })
+					mu.Lock()
+					allParts = append(allParts, parts...)
+					streamRefs[j.stream] = refs
+					mu.Unlock()
+					if err != nil {
+						fail(err)
 					}
+					continue
 				}
-				mu.Unlock()
+				ref, err := u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
 				if err != nil {
 					fail(err)
+					continue
 				}
+				mu.Lock()
+				if ref != nil {
+					u.segments = append(u.segments, *ref)
+					u.newSegs = append(u.newSegs, ref.Name)
+					u.res.NewSegs++
+				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -156,8 +158,16 @@ func (u *update) build(ctx context.Context) error {
 	if err == nil {
 		err = ctx.Err()
 	}
+	if err == nil {
+		err = u.numberStreams(streamRefs)
+	}
 	if err != nil {
 		u.removeNew()
+		for _, refs := range streamRefs {
+			for _, r := range refs {
+				removeSegment(u.opt.Dir, r.Name)
+			}
+		}
 		return err
 	}
 	u.res.Bytes = done.Load()

@@ -15,7 +15,7 @@ import (
 func removeTemps(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".tmp") {
+		if strings.HasSuffix(e.Name(), ".tmp") || strings.HasSuffix(e.Name(), ".part") {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

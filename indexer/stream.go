@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -62,7 +63,10 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress f
 			}
 		}
 		if lines > 0 {
-			name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+			// A temporary name: streams run in parallel, and their segments
+			// are numbered once all are done, in file order (numberStreams),
+			// so that a build stays deterministic.
+			name := fmt.Sprintf("stream-%d-%d.ldx.part", ri, len(refs))
 			st, err := b.write(filepath.Join(u.opt.Dir, name))
 			if err != nil {
 				return refs, parts, fmt.Errorf("write segment %s: %w", name, err)
@@ -147,4 +151,22 @@ func (s *streamAt) atEnd(off int64) bool {
 		s.fill(1)
 	}
 	return off >= s.base+int64(len(s.win))
+}
+
+// numberStreams gives the compressed files' segments their numbers, after
+// every other segment of the run, in file order.
+func (u *update) numberStreams(refs map[int][]*mmapstore.SegmentRef) error {
+	for _, ri := range u.streams {
+		for _, ref := range refs[ri] {
+			name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+			if err := os.Rename(filepath.Join(u.opt.Dir, ref.Name), filepath.Join(u.opt.Dir, name)); err != nil {
+				return err
+			}
+			ref.Name = name
+			u.segments = append(u.segments, *ref)
+			u.newSegs = append(u.newSegs, name)
+			u.res.NewSegs++
+		}
+	}
+	return nil
 }

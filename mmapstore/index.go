@@ -39,10 +39,16 @@ type Index struct {
 // Open reads dir's manifest and maps its segments. A manifest that names a
 // segment which vanished meanwhile (an indexer published and collected in
 // between) is read again.
-func Open(dir string) (*Index, error) {
+func Open(dir string) (*Index, error) { return OpenFrom(dir, nil) }
+
+// OpenFrom is Open reusing prev's segments (an earlier snapshot of the same
+// directory): segments are immutable, so one named by both is shared, with
+// what was verified and warmed of it, instead of mapped again. Each index
+// closes independently; a shared segment is unmapped by the last.
+func OpenFrom(dir string, prev *Index) (*Index, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		ix, err := open(dir)
+		ix, err := open(dir, prev)
 		if err == nil {
 			return ix, nil
 		}
@@ -54,7 +60,15 @@ func Open(dir string) (*Index, error) {
 	return nil, lastErr
 }
 
-func open(dir string) (*Index, error) {
+func open(dir string, prev *Index) (*Index, error) {
+	reuse := map[string]*Segment{}
+	if prev != nil && prev.dir == dir {
+		for _, s := range prev.segments {
+			if s.Damage() == nil {
+				reuse[filepath.Base(s.Name())] = s
+			}
+		}
+	}
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -66,7 +80,13 @@ func open(dir string) (*Index, error) {
 	}
 	opened := make([]*Segment, len(m.Segments))
 	for i, ref := range m.Segments {
-		s, err := OpenSegment(filepath.Join(dir, ref.Name))
+		var s *Segment
+		var err error
+		if r := reuse[ref.Name]; r != nil && r.retain() {
+			s = r // its quarantine hook is the earlier index's: the same directory
+		} else if s, err = OpenSegment(filepath.Join(dir, ref.Name)); err == nil {
+			s.onDamage = ix.quarantine
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			ix.closeSegments()
 			return nil, err
@@ -78,7 +98,6 @@ func open(dir string) (*Index, error) {
 			}
 			continue
 		}
-		s.onDamage = ix.quarantine
 		opened[i] = s
 		ix.segments = append(ix.segments, s)
 	}

@@ -74,6 +74,10 @@ type Segment struct {
 	fsts       []atomic.Pointer[vellum.FST]
 
 	cs       chunkState
+	verified atomic.Bool // Verify passed: every checksum checked
+	// refs counts the Indexes sharing this segment (an index re-opened
+	// after a run keeps the segments it had); the last Close unmaps.
+	refs     atomic.Int32
 	damage   atomic.Pointer[error]
 	onDamage func(*Segment) // set by the owning Index: records the quarantine
 }
@@ -97,7 +101,21 @@ func OpenSegment(path string) (*Segment, error) {
 		return nil, err
 	}
 	s.m = m
+	s.refs.Store(1)
 	return s, nil
+}
+
+// retain adds a user to an open segment; false once it was closed.
+func (s *Segment) retain() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // ParseSegment reads a segment held in memory (tests and fuzzing).
@@ -468,6 +486,9 @@ func (s *Segment) Unindexed() *roaring.Bitmap { return s.unindexed }
 
 // Close unmaps the segment.
 func (s *Segment) Close() error {
+	if s.refs.Add(-1) > 0 {
+		return nil // still used by another index
+	}
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -490,6 +511,14 @@ func (s *Segment) Verify() (err error) {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if s.verified.Load() {
+		return nil
+	}
+	defer func() {
+		if err == nil {
+			s.verified.Store(true)
+		}
+	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("", &err)
 	for _, e := range s.toc {

@@ -97,7 +97,7 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 			}
 			s := testIndex(t, 1<<20, root)
 			if watched {
-				w, err := live.NewWatch([]string{root})
+				w, err := live.NewWatch([]string{root}, "")
 				must(t, err)
 				must(t, w.Err())
 				t.Cleanup(func() { w.Close() })
@@ -229,7 +229,7 @@ func TestSearchesWhileFilesChange(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(root, n), []byte(filler+"needle at the start\n"+filler), 0o644))
 	}
 	s := testIndex(t, 1<<20, root)
-	w, err := live.NewWatch([]string{root})
+	w, err := live.NewWatch([]string{root}, "")
 	must(t, err)
 	defer w.Close()
 	s.SetWatch(w)

@@ -43,6 +43,10 @@ type Options struct {
 	// server only re-opens (someone else indexes).
 	Reindex      func(ctx context.Context) (ReindexResult, error)
 	ReindexEvery time.Duration
+	// LiveDelay, when > 0, re-indexes that long after the inotify watch
+	// reports a change beneath the roots (live indexing); 0 leaves it to
+	// ReindexEvery and TriggerReindex.
+	LiveDelay time.Duration
 
 	// AuthToken, when set, is required as "Authorization: Bearer <token>"
 	// on /api/... and /metrics.

@@ -82,7 +82,11 @@ func (s *Server) Reload() (bool, error) {
 			return false, nil
 		}
 	}
-	ix, err := mmapstore.Open(s.opt.IndexDir)
+	var prev *mmapstore.Index
+	if cur := s.cur.Load(); cur != nil {
+		prev = cur.ix // its segments are reused: mapped, verified and warm already
+	}
+	ix, err := mmapstore.OpenFrom(s.opt.IndexDir, prev)
 	if err != nil {
 		return false, err
 	}
@@ -143,11 +147,25 @@ func (s *Server) reindexLoop(ctx context.Context) {
 		tick = t.C
 	}
 	for {
+		// Live indexing: a change the watch reports is indexed LiveDelay
+		// later (changes meanwhile join it), so appended lines are
+		// searchable from the index within about a second; the timer is
+		// the fallback when the watch cannot see (a network file system).
+		var changes <-chan struct{}
+		if w := s.watching.Load(); w != nil && s.opt.LiveDelay > 0 {
+			changes = w.Changes()
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick:
 		case <-s.trigger:
+		case <-changes:
+			select {
+			case <-time.After(s.opt.LiveDelay):
+			case <-ctx.Done():
+				return
+			}
 		}
 		s.ReindexNow(ctx)
 	}
@@ -205,7 +223,13 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 		run.Result = "unchanged"
 	}
 	if err == nil && run.Summary != "" {
-		s.log.Info().Str("result", run.Result).Float64("ms", run.Duration).Msg(run.Summary)
+		// Live indexing runs several times a second: the log gets the
+		// first run and slow ones; the others are debug lines.
+		ev := s.log.Debug()
+		if s.reindex.runs == 0 || run.Duration >= 1000 {
+			ev = s.log.Info()
+		}
+		ev.Str("result", run.Result).Float64("ms", run.Duration).Msg(run.Summary)
 	}
 	s.metrics.reindexRuns.WithLabelValues(run.Result).Inc()
 
@@ -260,7 +284,7 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *live.Watch {
 		s.watch = nil
 		s.watching.Store(nil)
 	}
-	w, err := live.NewWatch(roots)
+	w, err := live.NewWatch(roots, s.opt.IndexDir)
 	if err != nil {
 		s.log.Warn().Err(err).Msg("cannot watch the log directories; every search checks every file")
 		return nil

@@ -27,7 +27,9 @@ const serveUsage = `Usage: logdex serve [flags] PATH...
        logdex serve [flags] --index DIR
 
 Indexes PATH (or brings its index up to date), serves the HTTP API and web
-UI at --addr, re-indexes every --reindex and on SIGHUP, and shuts down
+UI at --addr, indexes appended lines as they come (--live-delay after a
+change inotify reports), re-indexes every --reindex and on SIGHUP, merging
+small segments as it goes, and shuts down
 gracefully on SIGINT or SIGTERM. Listening starts at once; /readyz answers
 200 once an index is open. Binding a non-loopback address requires a token
 (--auth-token or LOGDEX_TOKEN), then sent as "Authorization: Bearer TOKEN".
@@ -38,6 +40,7 @@ Flags:
 type serveFlags struct {
 	addr, index, token                       string
 	reindex, timeout, writeTimeout, cacheTTL time.Duration
+	liveDelay                                time.Duration
 	shutdownTimeout, queueWait               time.Duration
 	maxSearches, maxQueued                   int
 	segMB                                    int64
@@ -54,7 +57,8 @@ func (e *env) serve(args []string) int {
 	e.addTZ(fs)
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
 	fs.StringVar(&sf.token, "auth-token", "", "bearer token required on /api and /metrics (default $LOGDEX_TOKEN)")
-	fs.DurationVar(&sf.reindex, "reindex", 30*time.Second, "re-index interval (0: only on SIGHUP)")
+	fs.DurationVar(&sf.reindex, "reindex", 30*time.Second, "re-index interval, the fallback for changes inotify misses (0: only on SIGHUP)")
+	fs.DurationVar(&sf.liveDelay, "live-delay", 250*time.Millisecond, "index appended lines this long after a change is seen (0: only every --reindex)")
 	fs.DurationVar(&sf.timeout, "timeout", 30*time.Second, "longest /api/search")
 	fs.DurationVar(&sf.writeTimeout, "write-timeout", 30*time.Second, "longest a client may stall a response")
 	fs.DurationVar(&sf.cacheTTL, "cache-ttl", time.Second, "keep /api/search answers this long (0: no cache)")
@@ -121,7 +125,11 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	first.Store(true)
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
 		progress := first.Swap(false) && !sf.quiet
-		res, err := e.updateIndex(ctx, dir, paths, sf.segMB<<20, progress, zerolog.InfoLevel)
+		level := zerolog.InfoLevel
+		if !progress {
+			level = zerolog.WarnLevel // live runs come several a second: warnings only
+		}
+		res, err := e.updateIndex(ctx, dir, paths, sf.segMB<<20, progress, level)
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
@@ -141,7 +149,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
-		NoWatch: sf.noWatch,
+		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay,
 	}
 	opt.UI = web.FS()
 	if sf.maxQueued == 0 {

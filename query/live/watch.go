@@ -32,6 +32,11 @@ type Watch struct {
 	broken  error             // set when watching stopped working
 	roots   map[string]bool   // the directories watched at the top
 	done    chan struct{}
+	// changes is signalled (without blocking: one pending signal stands
+	// for any number of changes) whenever something beneath the roots
+	// changes, for live indexing.
+	changes chan struct{}
+	ignore  string // a directory beneath the roots not to watch (the index's)
 }
 
 // maxChanged bounds the change log; past it the log is dropped and all
@@ -42,12 +47,20 @@ const maxChanged = 1 << 16
 // directory for a file). A root that cannot be watched leaves the Watch
 // broken, not failed: searches then check every file as they would
 // without it.
-func NewWatch(roots []string) (*Watch, error) {
+//
+// ignore, when not empty, is a directory not to follow (the index's own, if
+// it lies beneath a root: its updates are no log changes).
+func NewWatch(roots []string, ignore string) (*Watch, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{w: fw, changed: map[string]uint64{}, roots: map[string]bool{}, done: make(chan struct{})}
+	w := &Watch{w: fw, changed: map[string]uint64{}, roots: map[string]bool{}, done: make(chan struct{}), changes: make(chan struct{}, 1)}
+	if ignore != "" {
+		if real, err := filepath.EvalSymlinks(ignore); err == nil {
+			w.ignore = real
+		}
+	}
 	for _, r := range roots {
 		real, err := filepath.EvalSymlinks(r)
 		if err != nil {
@@ -124,6 +137,9 @@ func (w *Watch) addTree(dir string) {
 			return nil
 		}
 		if d.IsDir() {
+			if p == w.ignore {
+				return fs.SkipDir
+			}
 			if err := w.w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				w.fail(err)
 			}
@@ -140,7 +156,11 @@ func (w *Watch) loop() {
 			if !ok {
 				return
 			}
+			if w.ignore != "" && (ev.Name == w.ignore || strings.HasPrefix(ev.Name, w.ignore+string(filepath.Separator))) {
+				continue
+			}
 			w.note(ev.Name)
+			w.signal()
 			if w.roots[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 				// Nothing watches a root's parent: a root put back
 				// would go unwatched.
@@ -161,6 +181,7 @@ func (w *Watch) loop() {
 			w.seq++
 			w.reset = w.seq // events were lost: trust nothing seen before
 			w.mu.Unlock()
+			w.signal()
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
 				w.fail(err)
 			}
@@ -177,4 +198,15 @@ func (w *Watch) note(path string) {
 		w.reset = w.seq
 	}
 	w.changed[strings.TrimSuffix(path, string(filepath.Separator))] = w.seq
+}
+
+// Changes is signalled when something beneath the roots changed since the
+// last receive (changes coalesce: one signal may stand for many).
+func (w *Watch) Changes() <-chan struct{} { return w.changes }
+
+func (w *Watch) signal() {
+	select {
+	case w.changes <- struct{}{}:
+	default:
+	}
 }

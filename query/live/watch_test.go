@@ -14,7 +14,7 @@ func TestWatchVouches(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(root, "a/b"), 0o755))
 	file := filepath.Join(root, "a/b/x.log")
 	must(t, os.WriteFile(file, []byte("x\n"), 0o644))
-	w, err := NewWatch([]string{root})
+	w, err := NewWatch([]string{root}, "")
 	must(t, err)
 	defer w.Close()
 	must(t, w.Err())
@@ -71,7 +71,7 @@ func TestWatchVouches(t *testing.T) {
 		t.Fatal("a Watch whose root was renamed vouches for paths")
 	}
 
-	broken, err := NewWatch([]string{filepath.Join(root, "missing")})
+	broken, err := NewWatch([]string{filepath.Join(root, "missing")}, "")
 	must(t, err)
 	defer broken.Close()
 	if broken.Err() == nil || broken.unchangedSince(file, broken.now()) {
