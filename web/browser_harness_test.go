@@ -425,6 +425,7 @@ type apiHit struct {
 	FileID     uint64   `json:"file_id"`
 	Path       string   `json:"path"`
 	Line       int64    `json:"line"`
+	Time       string   `json:"time"`
 	Text       string   `json:"text"`
 	TextB64    string   `json:"text_b64"`
 	Highlights [][2]int `json:"highlights"`
@@ -437,10 +438,14 @@ type apiSearch struct {
 }
 
 type apiFile struct {
-	ID    uint64 `json:"id"`
-	Path  string `json:"path"`
-	Size  int64  `json:"size"`
-	Lines int64  `json:"lines"`
+	ID         uint64 `json:"id"`
+	Path       string `json:"path"`
+	Size       int64  `json:"size"`
+	Lines      int64  `json:"lines"`
+	Timed      bool   `json:"timed"`
+	TimeFormat string `json:"time_format"`
+	FirstTime  string `json:"first_time"`
+	LastTime   string `json:"last_time"`
 }
 
 func getJSON(t *testing.T, u string, out any) int {
@@ -539,6 +544,8 @@ type rowJSON struct {
 	Text  string   `json:"text"`
 	Marks []string `json:"marks"`
 	Elide bool     `json:"elide"`
+	Time  string   `json:"time"`  // as shown
+	Title string   `json:"title"` // the time's tooltip
 }
 
 const readRowsJS = `[...document.querySelectorAll('#results .hit')].map((r) => {
@@ -547,7 +554,8 @@ const readRowsJS = `[...document.querySelectorAll('#results .hit')].map((r) => {
 	const elide = !!t.querySelector('.elide');
 	t.querySelectorAll('.elide').forEach((x) => x.remove());
 	return { n: +r.dataset.n, file: +r.dataset.file, line: +r.dataset.line, pos: +r.getAttribute('aria-posinset'),
-		text: t.textContent, marks: [...t.querySelectorAll('mark')].map((m) => m.textContent), elide };
+		text: t.textContent, marks: [...t.querySelectorAll('mark')].map((m) => m.textContent), elide,
+		time: r.querySelector('.time').textContent, title: r.querySelector('.time').title };
 })`
 
 // checkRows compares the rendered rows with the API's hits.
@@ -574,8 +582,54 @@ func checkRows(t *testing.T, tb *tab, hits []apiHit) int {
 		if !slices.Equal(r.Marks, h.marks()) {
 			t.Errorf("row %d (%s:%d): marks %q, want %q", r.N, h.Path, h.Line, r.Marks, h.marks())
 		}
+		if r.Time != hitTimeText(h.Time) || r.Title != h.Time {
+			t.Errorf("row %d (%s:%d): time %q (title %q), want %q (%q)", r.N, h.Path, h.Line, r.Time, r.Title, hitTimeText(h.Time), h.Time)
+		}
 	}
 	return len(rows)
+}
+
+// hitTimeText is a hit's time as its row shows it: the wall clock in the
+// time's own zone, without the year and fraction.
+func hitTimeText(s string) string {
+	if s == "" {
+		return ""
+	}
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return "bad time " + s
+	}
+	return tm.Format("Jan 2 15:04:05")
+}
+
+// checkScroll scrolls the results down a screen at a time, as a user
+// would, collecting the rows on screen until the end of the results
+// shows, and checks that they are the API's hits, each exactly once.
+func checkScroll(t *testing.T, tb *tab, hits []apiHit) {
+	t.Helper()
+	var seen []string
+	tb.eval(`(async () => {
+		const sc = document.querySelector('#results'), keys = new Map();
+		const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+		const end = performance.now() + 60000; // ends early when done; the margin is for loaded machines
+		for (;;) {
+			for (const r of sc.querySelectorAll('.hit')) keys.set(+r.dataset.n, r.dataset.file + ':' + r.dataset.line);
+			const done = logdex.results.done && !logdex.results.loading;
+			if (done && sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 1) break;
+			if (performance.now() > end) break;
+			sc.scrollTop += sc.clientHeight * 0.9;
+			await frame();
+		}
+		return [...keys.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
+	})()`, &seen)
+	if len(seen) != len(hits) {
+		t.Fatalf("saw %d distinct rows while scrolling, API has %d hits", len(seen), len(hits))
+	}
+	for i, h := range hits {
+		if k := fmt.Sprintf("%d:%d", h.FileID, h.Line); seen[i] != k {
+			t.Fatalf("row %d is %s, API hit %d is %s", i, seen[i], i, k)
+		}
+	}
 }
 
 // readLog reads a log file by its display path ("logs/...").

@@ -172,31 +172,7 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.open("/?q=INFO")
 		tb.waitResults("INFO", want.Total)
-		// Scroll down a screen at a time, as a user would, collecting the
-		// rows on screen until the end of the results shows.
-		var seen []string
-		tb.eval(`(async () => {
-			const sc = document.querySelector('#results'), keys = new Map();
-			const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-			const end = performance.now() + 60000; // ends early when done; the margin is for loaded machines
-			for (;;) {
-				for (const r of sc.querySelectorAll('.hit')) keys.set(+r.dataset.n, r.dataset.file + ':' + r.dataset.line);
-				const done = logdex.results.done && !logdex.results.loading;
-				if (done && sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 1) break;
-				if (performance.now() > end) break;
-				sc.scrollTop += sc.clientHeight * 0.9;
-				await frame();
-			}
-			return [...keys.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
-		})()`, &seen)
-		if len(seen) != len(want.Hits) {
-			t.Fatalf("saw %d distinct rows while scrolling, API has %d hits", len(seen), len(want.Hits))
-		}
-		for i, h := range want.Hits {
-			if k := fmt.Sprintf("%d:%d", h.FileID, h.Line); seen[i] != k {
-				t.Fatalf("row %d is %s, API hit %d is %s", i, seen[i], i, k)
-			}
-		}
+		checkScroll(t, tb, want.Hits)
 		var model struct{ Hits, Distinct int }
 		tb.eval(`({ hits: logdex.results.hits.length, distinct: new Set(logdex.results.hits.map((h) => h.file_id + ':' + h.line)).size })`, &model)
 		if model.Hits != want.Total || model.Distinct != want.Total {
@@ -567,6 +543,8 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("raw file: %d bytes, want %d", len(got), len(want))
 		}
 	})
+
+	testTime(t, browser, base, files)
 
 	t.Run("10,000 hits stay responsive", func(t *testing.T) {
 		testManyHits(t, browser)

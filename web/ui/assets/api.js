@@ -85,12 +85,26 @@ function shown(xs) {
   return xs;
 }
 
-// search runs one page of /api/search. p: {q, mode, case}; cursor and
-// limit page through the hits.
+// searchParams are a search's parameters as the API names them. p: {q,
+// mode, case, from, to, untimed, order}; defaults are left out (every
+// line, in path order).
+const searchParams = (p) => ({
+  q: p.q, mode: p.mode, case: p.case, from: p.from, to: p.to,
+  untimed: p.untimed === 'exclude' ? p.untimed : '', order: p.order === 'path' ? '' : p.order,
+});
+
+// search runs one page of /api/search; cursor and limit page through the
+// hits.
 export async function search(p, { cursor, limit, signal } = {}) {
-  const r = await getJSON('/api/search', { q: p.q, mode: p.mode, case: p.case, cursor, limit }, { signal });
+  const r = await getJSON('/api/search', { ...searchParams(p), cursor, limit }, { signal });
   shown(r.hits || []);
   return r;
+}
+
+// histogram counts the search's matching lines in at most `buckets` round
+// time buckets (/api/histogram).
+export function histogram(p, { buckets, signal } = {}) {
+  return getJSON('/api/histogram', { ...searchParams(p), order: '', buckets }, { signal });
 }
 
 // fileLines reads lines line-before..line+after of a file through the index.
@@ -108,7 +122,7 @@ export const files = async (opts) => {
 export const status = (opts) => getJSON('/api/status', null, opts);
 
 // rawSearchURL is every matching line as text/plain (for "open raw").
-export const rawSearchURL = (p) => url('/api/search/raw', { q: p.q, mode: p.mode, case: p.case });
+export const rawSearchURL = (p) => url('/api/search/raw', searchParams(p));
 
 // rawFileURL is the file's bytes (text/plain, nosniff, sandboxed).
 export const rawFileURL = (id) => url(`/api/files/${encodeURIComponent(id)}/content`);

@@ -2,9 +2,10 @@
 // between results, viewer, files page and status.
 //
 // The URL is the single source of truth for what is shown
-// (/?q=…&mode=…&case=…&file=ID&line=N, or /files?…), so reload, shared
-// links and back/forward all reproduce a view: user actions build a new
-// state, push it to history, then apply it; popstate applies the URL.
+// (/?q=…&mode=…&case=…&from=…&to=…&untimed=exclude&order=newest&file=ID&line=N,
+// or /files?…; defaults are left out), so reload, shared links and
+// back/forward all reproduce a view: user actions build a new state, push
+// it to history, then apply it; popstate applies the URL.
 
 import { h, $, clear, fmtInt, fmtBytes, isTyping } from './dom.js';
 import * as api from './api.js';
@@ -12,6 +13,9 @@ import { Results } from './results.js';
 import { Viewer } from './viewer.js';
 import { FilesPage } from './files.js';
 import { Status } from './status.js';
+import { Histogram } from './histogram.js';
+import { TimeBar, ORDERS } from './timebar.js';
+import { rangeName } from './time.js';
 
 const MODES = ['query', 'literal', 'regex'];
 const defaultCase = (mode) => (mode === 'query' ? 'insensitive' : 'sensitive');
@@ -22,8 +26,10 @@ const caseBox = $('#case');
 const errBox = $('#q-error');
 const resultsEl = $('#results');
 
-let state = { page: 'search', q: '', mode: 'query', case: 'insensitive', file: null, line: 1 };
+const ALL_TIME = { from: '', to: '', untimed: 'include', order: 'path' };
+let state = { page: 'search', q: '', mode: 'query', case: 'insensitive', ...ALL_TIME, file: null, line: 1 };
 let searchKey = null; // the search on screen, to run each search once
+let histKey = null; // the histogram on screen (the same lines in any order)
 
 // --- URL state ---
 
@@ -36,12 +42,21 @@ function parseURL() {
   const f = sp.get('file');
   const file = f !== null && /^\d+$/.test(f) ? Number(f) : null;
   const line = Math.max(1, parseInt(sp.get('line'), 10) || 1);
-  return { page, q: sp.get('q') || '', mode, case: cs, file, line };
+  const time = {
+    from: (sp.get('from') || '').trim(), to: (sp.get('to') || '').trim(),
+    untimed: sp.get('untimed') === 'exclude' ? 'exclude' : 'include',
+    order: ORDERS.includes(sp.get('order')) ? sp.get('order') : 'path',
+  };
+  return { page, q: sp.get('q') || '', mode, case: cs, ...time, file, line };
 }
 
 function buildURL(s) {
   const sp = new URLSearchParams();
   if (s.q) { sp.set('q', s.q); sp.set('mode', s.mode); sp.set('case', s.case); }
+  if (s.from) sp.set('from', s.from);
+  if (s.to) sp.set('to', s.to);
+  if (s.untimed === 'exclude') sp.set('untimed', 'exclude');
+  if (s.order !== 'path') sp.set('order', s.order);
   if (s.file !== null) { sp.set('file', String(s.file)); sp.set('line', String(s.line)); }
   const qs = sp.toString();
   return (s.page === 'files' ? '/files' : '/') + (qs ? `?${qs}` : '');
@@ -60,12 +75,21 @@ function apply(s, { focusViewer = false, fromURL = false } = {}) {
   state = s;
   if (fromURL) syncForm();
   showPage(s.page);
-  const key = s.q ? `${s.mode}\u0000${s.case}\u0000${s.q}` : '';
+  timeBar.set(s);
+  const params = { q: s.q, mode: s.mode, case: s.case, from: s.from, to: s.to, untimed: s.untimed, order: s.order };
+  const hkey = s.q ? [s.mode, s.case, s.q, s.from, s.to, s.untimed].join('\u0000') : '';
+  const key = s.q ? `${hkey}\u0000${s.order}` : '';
   if (key !== searchKey) {
     searchKey = key;
     hideError();
-    if (s.q) results.start({ q: s.q, mode: s.mode, case: s.case });
+    if (s.q) results.start(params);
     else results.idle();
+    showRangeNote(s);
+  }
+  if (hkey !== histKey) {
+    histKey = hkey;
+    if (s.q) histogram.start(params);
+    else histogram.idle();
   }
   if (s.file !== null) {
     const hit = results.hitsIn(s.file)?.get(s.line);
@@ -85,7 +109,10 @@ function syncForm() {
 
 function formState() {
   const mode = form.elements.mode.value || 'query';
-  return { ...state, page: 'search', q: input.value, mode, case: caseBox.checked ? 'sensitive' : 'insensitive', file: null, line: 1 };
+  return {
+    ...state, ...timeBar.pending(), page: 'search', q: input.value, mode,
+    case: caseBox.checked ? 'sensitive' : 'insensitive', file: null, line: 1,
+  };
 }
 
 function showPage(page) {
@@ -113,7 +140,7 @@ narrow.addEventListener('change', updatePlaceholder);
 
 form.addEventListener('submit', (ev) => {
   ev.preventDefault();
-  searchKey = null; // Enter on the same query searches again
+  searchKey = histKey = null; // Enter on the same query searches again
   go(formState());
 });
 form.addEventListener('change', (ev) => {
@@ -138,6 +165,16 @@ for (const b of document.querySelectorAll('[data-example]')) {
 function hideError() {
   errBox.hidden = true;
   input.removeAttribute('aria-invalid');
+  timeBar.markInvalid(null);
+}
+
+// rangeError tells which time field a 400 is about ('from', 'to', 'both')
+// or null when it is not about the range.
+function rangeError(err) {
+  if (err.status !== 400) return null;
+  if (/^from must be before to/.test(err.message)) return 'both';
+  const m = /^(from|to)\b/.exec(err.message);
+  return m ? m[1] : null;
 }
 
 function showError(err) {
@@ -158,6 +195,9 @@ function showError(err) {
     // Put the caret where the problem is.
     const at = chars.slice(0, p).join('').length;
     if (document.activeElement === input) input.setSelectionRange(at, at + (chars[p] || '').length);
+  } else if (rangeError(err)) {
+    msg.append(h('strong', { text: 'Invalid time range: ' }), err.message.replace(/^(from|to): logtime: /, '$1: '));
+    timeBar.markInvalid(rangeError(err));
   } else if (err.status === 503) {
     msg.append(h('strong', { text: 'Server busy: ' }), err.message, '. Try again in a moment.');
   } else if (err.status === 0) {
@@ -179,6 +219,7 @@ const results = new Results({
   onOpen: (hit, { focus }) => openHit(hit, 'push', focus),
   onError: showError,
   onPage: () => {
+    if (results.state === 'done') histogram.setSearchTotal(results.params, results.total);
     viewer.refreshMatches();
     // A permalink's hit: select it once its page is in.
     if (state.file !== null && results.sel < 0) {
@@ -187,6 +228,26 @@ const results = new Results({
     }
   },
 });
+
+// The time controls and the histogram narrow the range or change the
+// order of the search on screen: a new history entry each time.
+const setTime = (t) => go({ ...state, page: 'search', ...t, file: null, line: 1 });
+const timeBar = new TimeBar($('#time-form'), {
+  onRange: (from, to) => setTime({ from, to }),
+  onOrder: (order) => setTime({ order }),
+});
+const histogram = new Histogram($('#hist'), {
+  onRange: (from, to) => setTime({ from, to }),
+  onUntimed: (exclude) => setTime({ untimed: exclude ? 'exclude' : 'include' }),
+});
+$('#empty [data-act=all-time]').addEventListener('click', () => setTime({ from: '', to: '' }));
+
+// showRangeNote says, under "no matches", which range was searched.
+function showRangeNote(s) {
+  const note = $('#empty .range-note');
+  note.hidden = !s.from && !s.to;
+  $('.range-name', note).textContent = rangeName(s.from, s.to);
+}
 
 function openHit(hit, how = 'push', focus = false) {
   go({ ...state, page: 'search', file: hit.file_id, line: hit.line }, how, { focusViewer: focus });
@@ -225,7 +286,7 @@ for (const a of document.querySelectorAll('[data-nav]')) {
     if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
     ev.preventDefault();
     const page = a.dataset.nav;
-    if (a.classList.contains('brand')) go({ ...state, page, q: '', file: null, line: 1 });
+    if (a.classList.contains('brand')) go({ ...state, ...ALL_TIME, page, q: '', file: null, line: 1 });
     else go({ ...state, page, file: null, line: 1 });
     if (page === 'search') syncForm();
   });
@@ -309,7 +370,7 @@ api.onAuthRequired(() => {
 // --- start ---
 
 // A handle for tests and for poking at the UI from the console.
-window.logdex = { results, viewer, files, status };
+window.logdex = { results, viewer, files, status, histogram, timeBar };
 
 window.addEventListener('popstate', () => apply(parseURL(), { fromURL: true }));
 apply(parseURL(), { fromURL: true });

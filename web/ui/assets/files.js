@@ -1,16 +1,42 @@
 // Files page: the indexed files from /api/files as a sortable, filterable
 // table; each opens in the viewer. Sorting and filtering happen here (the
-// list is one small JSON document, even for thousands of files).
+// list is one small JSON document, even for thousands of files). Each
+// file shows the timestamp format found in it and the time range of its
+// lines, or "no timestamps".
 
 import { h, clear, fmtInt, fmtBytes, fmtDate, splitPath } from './dom.js';
 import * as api from './api.js';
+import { parseTime, fmtStamp } from './time.js';
 
 const COLS = [
   { key: 'path', label: 'Path', cls: 'c-path' },
   { key: 'size', label: 'Size', cls: 'c-num' },
   { key: 'lines', label: 'Lines', cls: 'c-num' },
+  { key: 'time_format', label: 'Time format', cls: 'c-fmt' },
+  { key: 'first_time', label: 'Time range', cls: 'c-time' },
   { key: 'mtime', label: 'Modified', cls: 'c-date' },
 ];
+
+// sortValue is what a column sorts by; files without timestamps sort
+// after the others in the time columns (null).
+function sortValue(f, key) {
+  if (key === 'time_format') return f.timed ? f.time_format || '' : null;
+  if (key === 'first_time') return f.timed ? parseTime(f.first_time)?.ms ?? null : null;
+  return f[key];
+}
+
+// timeRange shows a file's first and last times ("2026-10-10 00:01 –
+// 22:05", the date once when it is the same, seconds when both fall in
+// one minute).
+function timeRange(f) {
+  if (!f.timed) return h('td', { class: 'c-time' }, h('span', { class: 'untimed', text: 'no timestamps' }));
+  let a = fmtStamp(f.first_time), b = fmtStamp(f.last_time);
+  if (a === b) [a, b] = [fmtStamp(f.first_time, true), fmtStamp(f.last_time, true)];
+  const same = a.slice(0, 10) === b.slice(0, 10);
+  return h('td', { class: 'c-time', title: `${f.first_time} – ${f.last_time}` },
+    h('time', { datetime: f.first_time, text: a }), ' – ',
+    h('time', { datetime: f.last_time, text: same ? b.slice(11) : b }));
+}
 
 export class FilesPage {
   // root holds .files-filter (input), .files-count, table.files-table;
@@ -65,8 +91,9 @@ export class FilesPage {
     const { key, dir } = this.sort;
     const rows = this.files.filter((x) => !f || x.path.toLowerCase().includes(f));
     rows.sort((a, b) => {
-      const va = a[key], vb = b[key];
-      const c = key === 'path' || key === 'mtime' ? String(va).localeCompare(String(vb)) : va - vb;
+      const va = sortValue(a, key), vb = sortValue(b, key);
+      if ((va === null) !== (vb === null)) return va === null ? 1 : -1; // untimed last, either way
+      const c = va === null ? 0 : typeof va === 'string' ? va.localeCompare(vb) : va - vb;
       return (c || a.path.localeCompare(b.path)) * dir;
     });
     const total = this.files.reduce((s, x) => s + x.size, 0);
@@ -85,6 +112,8 @@ export class FilesPage {
           h('span', { class: 'dir', text: d }), h('span', { class: 'base', text: base }))),
         h('td', { class: 'c-num', title: `${fmtInt(x.size)} bytes` }, fmtBytes(x.size)),
         h('td', { class: 'c-num' }, fmtInt(x.lines)),
+        h('td', { class: 'c-fmt' }, x.timed ? x.time_format : h('span', { class: 'untimed', text: 'none' })),
+        timeRange(x),
         h('td', { class: 'c-date' }, h('time', { datetime: x.mtime, text: fmtDate(x.mtime) })));
     }));
   }
@@ -93,7 +122,7 @@ export class FilesPage {
     const s = ev.target.closest('button.sort');
     if (s) {
       const key = s.dataset.sort;
-      this.sort = { key, dir: this.sort.key === key ? -this.sort.dir : key === 'path' ? 1 : -1 };
+      this.sort = { key, dir: this.sort.key === key ? -this.sort.dir : key === 'path' || key === 'time_format' ? 1 : -1 };
       this.renderHead();
       this.renderBody();
       this.table.querySelector(`button.sort[data-sort="${key}"]`)?.focus();

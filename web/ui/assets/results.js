@@ -3,13 +3,16 @@
 //
 // The first page is small so the first hits show fast; later pages are
 // larger and are fetched as the user scrolls near the end of what is
-// loaded (or moves the selection there with j). Hits come in path then
-// line order, so a file header row is inserted whenever the path changes.
+// loaded (or moves the selection there with j). In path order (grep's)
+// a file header row is inserted whenever the path changes; in time order
+// files interleave, so each row names its file instead. Rows show each
+// hit's time when any hit has one.
 
 import { h, clear, fmtInt, fmtMs, splitPath } from './dom.js';
 import * as api from './api.js';
 import { lineOf, render as renderText, firstMatch } from './text.js';
 import { VirtualList } from './vlist.js';
+import { hitTime } from './time.js';
 
 const FIRST_PAGE = 100;
 const NEXT_PAGE = 500;
@@ -54,10 +57,12 @@ export class Results {
     this.busy = '';
     this.sel = -1;
     this.lastFile = null;
+    this.timed = false; // some hit has a time: rows get a time column
+    this.els.scroller.classList.remove('timed');
   }
 
-  // start runs a new search (params: {q, mode, case}); resolves when the
-  // first page is in.
+  // start runs a new search (params: {q, mode, case, from, to, untimed,
+  // order}); resolves when the first page is in.
   start(params) {
     this.abort?.abort();
     this.abort = new AbortController();
@@ -66,6 +71,9 @@ export class Results {
     this.vlist.reset();
     this.els.scroller.removeAttribute('aria-activedescendant');
     this.params = params;
+    this.byTime = params.order === 'newest' || params.order === 'oldest';
+    this.els.scroller.classList.toggle('by-time', this.byTime);
+    this.measureCols();
     this.done = false;
     this.state = 'loading';
     this.renderChrome();
@@ -132,7 +140,7 @@ export class Results {
 
   append(hits) {
     for (const hit of hits) {
-      if (hit.file_id !== this.lastFile) {
+      if (!this.byTime && hit.file_id !== this.lastFile) {
         this.items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
         this.lastFile = hit.file_id;
       }
@@ -143,6 +151,11 @@ export class Results {
       let m = this.byFile.get(hit.file_id);
       if (!m) this.byFile.set(hit.file_id, (m = new Map()));
       m.set(hit.line, hit);
+      if (hit.time && !this.timed) {
+        this.timed = true;
+        this.els.scroller.classList.add('timed');
+        this.measureCols();
+      }
     }
     this.vlist.setCount(this.items.length);
   }
@@ -160,6 +173,8 @@ export class Results {
 
   // --- rendering ---
 
+  // measureCols finds how many characters a collapsed row shows (when the
+  // list's width or its columns change).
   measureCols() {
     const sc = this.els.scroller;
     if (!this.charW) {
@@ -168,8 +183,15 @@ export class Results {
       this.charW = probe.getBoundingClientRect().width / 100 || 7.8;
       probe.remove();
     }
-    // Width left for text: the row minus gutter, paddings and expander.
-    const cols = Math.max(20, Math.floor((sc.clientWidth - 96) / this.charW));
+    if (!sc.clientWidth) return; // hidden: measured when it shows
+    // Width left for text: the text cell of an empty row.
+    const probe = h('div', { class: 'hit', 'aria-hidden': 'true' }, this.byTime ? null : h('span', { class: 'ln' }),
+      h('span', { class: 'time' }), this.byTime ? h('span', { class: 'src' }) : null, h('span', { class: 'txt' }));
+    probe.style.visibility = 'hidden';
+    this.vlist.inner.append(probe);
+    const width = probe.querySelector('.txt').clientWidth;
+    probe.remove();
+    const cols = Math.max(20, Math.floor(width / this.charW));
     if (cols !== this.cols) {
       this.cols = cols;
       this.vlist.rerender();
@@ -188,7 +210,8 @@ export class Results {
     const n = it.n, hit = this.hits[n];
     const line = hit.view || (hit.view = lineOf(hit));
     const expanded = this.expanded.has(n);
-    const txt = h('span', { class: 'txt' }, h('span', { class: 'sr-only', text: `${hit.path} line ${hit.line}: ` }));
+    const t = hitTime(hit.time);
+    const txt = h('span', { class: 'txt' }, h('span', { class: 'sr-only', text: `${hit.path} line ${hit.line}${t ? `, ${t.date} ${t.clock}` : ''}: ` }));
     // Keep the first match in sight in a one-line row: start a little
     // before it when it lies past most of the visible width.
     const [fa, fb] = firstMatch(line, hit.highlights);
@@ -203,7 +226,11 @@ export class Results {
       'aria-posinset': n + 1, 'aria-setsize': this.total || this.hits.length,
       dataset: { n, file: hit.file_id, line: hit.line },
     },
-    h('span', { class: 'ln', 'aria-hidden': 'true', text: String(hit.line) }),
+    this.byTime ? null : h('span', { class: 'ln', 'aria-hidden': 'true', text: String(hit.line) }),
+    h('span', { class: 'time', 'aria-hidden': 'true', title: hit.time || '' },
+      t ? [h('span', { class: 'date', text: `${t.date} ` }), t.clock] : null),
+    this.byTime ? h('span', { class: 'src', 'aria-hidden': 'true', title: `${hit.path}:${hit.line}` },
+      h('span', { class: 'f', text: splitPath(hit.path)[1] }), h('span', { class: 'l', text: `:${hit.line}` })) : null,
     txt,
     h('button', {
       type: 'button', class: 'expand', tabIndex: -1, 'aria-hidden': 'true',
