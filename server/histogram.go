@@ -79,30 +79,34 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	}
 	loc := sn.s.Location()
 	out := histogramJSON{Query: p.q, Mode: p.mode.String(), Case: p.caseName(), Buckets: []bucketJSON{}}
-	var st *query.Stats
+	// With no timed line in the range there are no buckets, but the lines
+	// of files without timestamps are still counted.
+	h := &query.Histogram{Step: 1}
 	if timed && from < to {
-		h := query.NewHistogram(from, to, n)
-		var err error
-		if st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log}, nil); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
-				return
-			}
-			s.log.Error().Err(err).Str("rid", requestID(r.Context())).Msg("histogram failed")
-			writeError(w, http.StatusInternalServerError, "histogram failed")
+		h = query.NewHistogram(from, to, n)
+	}
+	st, err := sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log}, nil)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
 			return
 		}
+		s.log.Error().Err(err).Str("rid", requestID(r.Context())).Msg("histogram failed")
+		writeError(w, http.StatusInternalServerError, "histogram failed")
+		return
+	}
+	if len(h.Counts) > 0 {
 		out.StepMS = h.Step / int64(time.Millisecond)
 		out.From = time.Unix(0, h.Start).In(loc).Format(time.RFC3339Nano)
 		out.To = time.Unix(0, h.Start+int64(len(h.Counts))*h.Step).In(loc).Format(time.RFC3339Nano)
-		for i, c := range h.Counts {
-			b := h.Start + int64(i)*h.Step
-			out.Buckets = append(out.Buckets, bucketJSON{Start: time.Unix(0, b).In(loc).Format(time.RFC3339Nano),
-				End: time.Unix(0, b+h.Step).In(loc).Format(time.RFC3339Nano), Count: c})
-			out.Total += c
-		}
-		out.Untimed = h.Untimed
 	}
+	for i, c := range h.Counts {
+		b := h.Start + int64(i)*h.Step
+		out.Buckets = append(out.Buckets, bucketJSON{Start: time.Unix(0, b).In(loc).Format(time.RFC3339Nano),
+			End: time.Unix(0, b+h.Step).In(loc).Format(time.RFC3339Nano), Count: c})
+		out.Total += c
+	}
+	out.Untimed = h.Untimed
 	s.metrics.observeSearch("histogram", st, time.Since(start))
 	out.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	out.Warns = s.warnings(sn, st)
