@@ -37,6 +37,7 @@ type task struct {
 	line0 int64
 	final bool  // taskScan: an unterminated last line counts (file end)
 	after int64 // hits at or before this line are not wanted (paging cursor)
+	until int64 // when > 0, hits after this line are not wanted (Options.Only)
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
@@ -76,6 +77,10 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
+		only, limited := opt.Only[f.ID]
+		if opt.Only != nil && (!limited || only.To <= only.From || only.To <= 1) {
+			continue // no line of the file is asked for (task.until > 0 below)
+		}
 		var ts []*task
 		for _, sr := range f.spans {
 			p := plans[sr.seg]
@@ -86,6 +91,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			sp := seg.Spans()[sr.span]
 			if !opt.Time.meets(sp.MinTime, sp.MaxTime) && sp.Timed || !sp.Timed && !opt.Time.keep(0, false) {
 				continue // no line of the span is in the time range
+			}
+			if limited && (sp.StartLineNo+int64(sp.NumLines) <= only.From || sp.StartLineNo >= only.To) {
+				continue // none of the lines asked for
 			}
 			if p.mode == planIDs {
 				if rangeCard(p.cands, sp.FirstLine, sp.FirstLine+sp.NumLines) == 0 {
@@ -124,6 +132,10 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		}
 		rec := f.Record()
 		switch {
+		case limited && h.Stale() != nil:
+			// Options.Only asks for indexed lines, which a replaced file
+			// no longer has (its new lines come under a new id).
+			ts = nil
 		case h.File() == nil && h.Stale() != nil: // gone or unreadable
 			ts = nil
 		case rec.Compression != "" && h.Stale() != nil:
@@ -141,7 +153,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if timing {
 				ts[0].rtimer = newReadTimer(s.loc, rec, false)
 			}
-		case h.Size() > rec.Indexed:
+		case h.Size() > rec.Indexed && !limited: // (Options.Only: indexed lines)
 			t := &task{kind: taskScan, file: f, start: rec.Indexed, end: h.Size(), line0: rec.Lines + 1, final: true}
 			if timing {
 				t.rtimer = newReadTimer(s.loc, rec, true)
@@ -165,11 +177,14 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.After != nil && f.Path == opt.After.Path {
 				t.after = opt.After.Line
 			}
+			if limited {
+				t.after, t.until = max(t.after, only.From-1), only.To-1
+			}
 			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
 			}
-			if t.kind == taskIDs && t.after == 0 && opt.Time == nil { // a time filter may drop sure hits
+			if t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
 				sure += t.sureHits()
 			}
 			if !emit(t) {

@@ -66,6 +66,13 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		}
 		lo += uint32(skip)
 	}
+	if t.until > 0 && t.until < sp.StartLineNo+int64(sp.NumLines)-1 {
+		// Nor the lines after Options.Only's range.
+		if t.until < sp.StartLineNo {
+			return nil
+		}
+		hi = sp.FirstLine + uint32(t.until-sp.StartLineNo) + 1
+	}
 	n := rangeCard(p.cands, lo, hi)
 	t.candidates = int64(n)
 	var nverify uint64
@@ -287,7 +294,7 @@ func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64,
 	if t.rtimer != nil {
 		return s.scanBlockTimed(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
 	}
-	if countOnly && q.single != nil && t.after == 0 && t.times == nil {
+	if countOnly && q.single != nil && t.after == 0 && t.until == 0 && t.times == nil {
 		t.count += int64(q.single.CountLines(block))
 		lineNo += int64(bytes.Count(block, nl))
 		if len(block) > 0 && block[len(block)-1] != '\n' {
@@ -299,8 +306,8 @@ func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64,
 	add := func(ls0, le int) {
 		lineNo += int64(bytes.Count(block[counted:ls0], nl))
 		counted = ls0
-		if lineNo <= t.after {
-			return // before the paging cursor
+		if lineNo <= t.after || t.until > 0 && lineNo > t.until {
+			return // before the paging cursor, or outside Options.Only
 		}
 		var ts int64
 		var timed bool
@@ -364,7 +371,7 @@ func (s *Searcher) scanBlockTimed(q *Query, t *task, block []byte, pos, lineNo i
 		line := block[i:e]
 		ts, timed := t.rtimer.line(line)
 		ls.reset(line)
-		if lineNo > t.after && t.tr.keep(ts, timed) && q.m.match(ls) {
+		if lineNo > t.after && (t.until == 0 || lineNo <= t.until) && t.tr.keep(ts, timed) && q.m.match(ls) {
 			t.count1(ts, timed)
 			if countOnly || maxRecs > 0 && len(t.hits) >= maxRecs {
 				t.count++

@@ -77,6 +77,9 @@ type Options struct {
 	// Log, when set, keeps only the files of that log (File.Log): a log
 	// and its rotations, compressed ones included.
 	Log string
+	// Only, when not nil, keeps only these lines: per file id, the line
+	// numbers [From, To) (live tail: the lines a run indexed).
+	Only map[uint64]LineRange
 }
 
 // Hit is one matching line.

@@ -227,3 +227,42 @@ func TestTimesOfAppendedLines(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyLines: Options.Only keeps exactly the asked line ranges, through
+// the index (words, scans) and in appended bytes.
+func TestOnlyLines(t *testing.T) {
+	roots := corpora(t)
+	lines := refLines(t, roots...)
+	s := testIndex(t, 256<<10, roots...)
+	r := rand.New(rand.NewPCG(uint64(testSeed()), 31))
+	for range cases(60, 10) {
+		only := map[uint64]LineRange{}
+		keep := map[string]LineRange{}
+		for _, f := range s.Files() {
+			if r.IntN(3) == 0 {
+				continue
+			}
+			n := f.Record().Lines + 1
+			a := 1 + r.Int64N(n)
+			b := a + r.Int64N(n-a+1)
+			only[f.ID], keep[f.Path] = LineRange{a, b}, LineRange{a, b}
+		}
+		node := (&queryGen{r: r, lines: lines}).atom()
+		if r.IntN(3) == 0 {
+			node = &lang.All{}
+		}
+		q, err := CompileNode(node, lang.ModeQuery)
+		must(t, err)
+		got, _ := search(t, s, q, Options{Only: only})
+		var want []gotLine
+		for li := range lines {
+			l := &lines[li]
+			if k, ok := keep[l.path]; ok && l.no >= k.From && l.no < k.To && refEval(node, l) {
+				want = append(want, gotLine{l.path, l.no, string(l.text)})
+			}
+		}
+		if err := diffLines(got, want); err != nil {
+			t.Fatalf("%v: %v", node, err)
+		}
+	}
+}

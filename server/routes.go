@@ -28,6 +28,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/search", s.handleSearch)
 		r.Get("/search/raw", s.handleRaw)
 		r.Get("/histogram", s.handleHistogram)
+		r.Get("/tail", s.handleTail)
 		r.Get("/files", s.handleFiles)
 		r.Get("/files/{id}/content", s.handleContent)
 		r.Get("/status", s.handleStatus)

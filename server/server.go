@@ -84,6 +84,11 @@ type Options struct {
 	// DebugCopyBuffer > 0 replaces sendfile by a read/write loop with a
 	// buffer of this size (for measuring what sendfile saves).
 	DebugCopyBuffer int
+	// MaxTails bounds the /api/tail streams open at once (64); more get 503.
+	MaxTails int
+	// TailHeartbeat is how often an idle /api/tail stream gets a comment,
+	// which keeps proxies and the write deadline from closing it (15s).
+	TailHeartbeat time.Duration
 	// NoWatch turns off the inotify watch of the log directories; every
 	// search then stats every indexed file.
 	NoWatch bool
@@ -104,6 +109,10 @@ func (o *Options) defaults() {
 	} else if o.MaxQueued == 0 {
 		o.MaxQueued = 128 * procs
 	}
+	if o.MaxTails <= 0 {
+		o.MaxTails = 64
+	}
+	set(&o.TailHeartbeat, 15*time.Second)
 	set(&o.QueueWait, time.Second)
 	set(&o.SearchTimeout, 30*time.Second)
 	if o.CacheTTL < 0 {
@@ -148,6 +157,11 @@ type Server struct {
 
 	rawBuffer rawBufferLimits
 
+	tailFeed *tailFeed
+	tails    tailClients
+	tailStop chan struct{} // closed at Shutdown: tails end
+	stopOnce sync.Once
+
 	// hookSearch, for tests, runs while a search holds its slot.
 	hookSearch func()
 	// hookRawSend, for tests, runs before the raw endpoint sends its ranges.
@@ -171,6 +185,8 @@ func New(opt Options) (*Server, error) {
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
 		trigger:   make(chan struct{}, 1),
+		tailFeed:  newTailFeed(),
+		tailStop:  make(chan struct{}),
 		rawBuffer: rawBufferLimits{ranges: rawBufferRanges, files: rawBufferFiles, wait: rawBufferTime},
 	}
 	if opt.AuthToken != "" {
@@ -223,6 +239,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.reloadMu.Lock()
 	srv, stop, done := s.httpSrv, s.loopStop, s.loopDone
 	s.reloadMu.Unlock()
+	s.stopOnce.Do(func() { close(s.tailStop) }) // tails say why and end; Shutdown waits for them
 	var err error
 	if srv != nil {
 		if err = srv.Shutdown(ctx); err != nil {

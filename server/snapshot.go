@@ -96,7 +96,11 @@ func (s *Server) Reload() (bool, error) {
 	}
 	sn.refs.Store(1)
 	s.startWarmup(sn)
+	delta := sn.s.Delta(prev) // before prev can close
 	old := s.cur.Swap(sn)
+	// Served first, then fed: a tail reading this generation finds a
+	// snapshot that holds its lines.
+	s.tailFeed.push(ix.Generation(), delta)
 	if old != nil {
 		old.unref()
 	}

@@ -1,0 +1,163 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query/lang"
+	"github.com/rs/zerolog"
+)
+
+// seqWriter appends numbered lines ("seq N") to logs, so that a reader can
+// tell a lost line from a duplicate.
+type seqWriter struct {
+	t    *testing.T
+	root string
+	next int
+}
+
+func (w *seqWriter) write(name string, n int, partial bool) {
+	w.t.Helper()
+	f, err := os.OpenFile(filepath.Join(w.root, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	must(w.t, err)
+	defer f.Close()
+	var b strings.Builder
+	for range n {
+		fmt.Fprintf(&b, "2026-11-30T10:00:00Z INFO seq %d pad\n", w.next)
+		w.next++
+	}
+	if partial {
+		// The start of the next line: it waits for its newline.
+		fmt.Fprintf(&b, "2026-11-30T10:00:00Z INFO seq %d", w.next)
+	}
+	_, err = f.WriteString(b.String())
+	must(w.t, err)
+}
+
+// finish ends a partial line written before.
+func (w *seqWriter) finish(name string) {
+	w.t.Helper()
+	f, err := os.OpenFile(filepath.Join(w.root, name), os.O_APPEND|os.O_WRONLY, 0o644)
+	must(w.t, err)
+	defer f.Close()
+	_, err = f.WriteString(" pad\n")
+	must(w.t, err)
+	w.next++
+}
+
+// TestTailSequence: through rotations of every kind, the deltas of
+// successive snapshots hold every line written to a live log exactly once
+// (a partial last line once it ends), and SearchDelta resumes after any
+// position without a gap or a duplicate.
+func TestTailSequence(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	w := &seqWriter{t: t, root: root}
+	q, err := CompileNode(&lang.All{}, lang.ModeQuery)
+	must(t, err)
+	seen := map[int]int{}
+	base := -1 // lines before it were written before the first snapshot
+	var prev *mmapstore.Index
+	var prevS *Searcher
+	step := func(what string) {
+		t.Helper()
+		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := mmapstore.OpenFrom(dir, prev)
+		must(t, err)
+		s := NewSearcher(ix, nil)
+		delta := s.Delta(prev)
+		// Read the delta in pieces: stop after a few hits, resume after
+		// the last one delivered.
+		var pos TailPos
+		for {
+			n, stop := 0, fmt.Errorf("stop")
+			err := s.SearchDelta(context.Background(), q, delta, pos, func(h *Hit) error {
+				if n == 3 {
+					return stop
+				}
+				n++
+				pos = TailPos{h.File.ID, h.Line}
+				var seq int
+				if _, err := fmt.Sscanf(string(h.Text), "2026-11-30T10:00:00Z INFO seq %d pad", &seq); err != nil {
+					t.Fatalf("%s: %s:%d: %q", what, h.File.Path, h.Line, h.Text)
+				}
+				seen[seq]++
+				return nil
+			})
+			if err == nil {
+				break
+			}
+			if err != stop {
+				t.Fatal(err)
+			}
+		}
+		if prevS != nil {
+			prevS.Close()
+			prev.Close()
+		}
+		prev, prevS = ix, s
+		for i := base; base >= 0 && i < w.next; i++ {
+			if seen[i] != 1 && !(i == w.next-1 && seen[i] == 0) {
+				t.Fatalf("%s: line seq %d seen %d times", what, i, seen[i])
+			}
+		}
+	}
+	t.Cleanup(func() {
+		if prevS != nil {
+			prevS.Close()
+			prev.Close()
+		}
+	})
+	w.write("app.log", 10, false)
+	w.write("other.log", 5, false)
+	step("first index") // the first snapshot has no delta: its lines are the past
+	base = w.next
+
+	w.write("app.log", 7, true)
+	step("append with a partial line")
+	w.finish("app.log")
+	w.write("app.log", 1, false)
+	step("the partial line ended")
+
+	// Rotation by rename, lines written to the old file after the last
+	// index, then to the new one; a rotated file compressed.
+	w.write("app.log", 4, false)
+	must(t, os.Rename(filepath.Join(root, "app.log"), filepath.Join(root, "app.log.1")))
+	w.write("app.log.1", 2, false) // still open by the writer
+	w.write("app.log", 3, false)
+	step("rename")
+
+	// copytruncate: the copy is the past, the truncated file starts anew.
+	w.write("other.log", 6, false)
+	step("before copytruncate")
+	w.write("other.log", 2, false) // in the copy only: the copy has them
+	b, err := os.ReadFile(filepath.Join(root, "other.log"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b, 0o644))
+	must(t, os.Truncate(filepath.Join(root, "other.log"), 0))
+	w.write("other.log", 4, false)
+	step("copytruncate")
+
+	// Delete and re-create; several rotations between two runs.
+	must(t, os.Remove(filepath.Join(root, "app.log.1")))
+	must(t, os.Rename(filepath.Join(root, "app.log"), filepath.Join(root, "app.log.1")))
+	w.write("app.log", 2, false)
+	must(t, os.Rename(filepath.Join(root, "app.log.1"), filepath.Join(root, "app.log.2")))
+	must(t, os.Rename(filepath.Join(root, "app.log"), filepath.Join(root, "app.log.1")))
+	w.write("app.log", 5, false)
+	must(t, os.Remove(filepath.Join(root, "other.log")))
+	w.write("other.log", 3, false)
+	step("several rotations")
+	for i := base; i < w.next; i++ {
+		if seen[i] != 1 {
+			t.Fatalf("line seq %d seen %d times", i, seen[i])
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/logdex/logdex/query"
+)
+
+// Live tail: every index snapshot the server opens adds one generation to
+// the tail feed, with the lines it holds that the previous one did not
+// (query.Searcher.Delta). A /api/tail client reads the feed at its own
+// pace, from the generation current when it connected or from where its
+// Last-Event-ID says it stopped; hits within a generation come in order
+// of file id and line, so "generation:file:line" is a resumable position.
+// The feed keeps the last tailKeep generations' deltas (line ranges, not
+// lines), which bounds memory whatever the clients do: a client that
+// falls further behind is cut, with an event saying so.
+
+// tailKeep is how many generations the feed remembers: at one snapshot
+// per LiveDelay (250 ms), over four minutes.
+const tailKeep = 1024
+
+type tailGen struct {
+	gen   uint64
+	delta map[uint64]query.LineRange
+}
+
+type tailFeed struct {
+	mu   sync.Mutex
+	gens []tailGen     // oldest first
+	wake chan struct{} // closed by the next push
+}
+
+func newTailFeed() *tailFeed { return &tailFeed{wake: make(chan struct{})} }
+
+// push adds a generation (opened after every one it holds).
+func (f *tailFeed) push(gen uint64, delta map[uint64]query.LineRange) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.gens) == tailKeep {
+		f.gens = append(f.gens[:0], f.gens[1:]...)
+	}
+	f.gens = append(f.gens, tailGen{gen, delta})
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+// head is the newest generation's number (0: none yet).
+func (f *tailFeed) head() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.gens) == 0 {
+		return 0
+	}
+	return f.gens[len(f.gens)-1].gen
+}
+
+// errTailBehind: the position is older than what the feed remembers.
+var errTailBehind = errors.New("behind the feed")
+
+// next returns the generation to read from position at: at's own when
+// part of it is left, else the one after it; ok is false when there is
+// none yet, and wake is closed when one comes. errTailBehind when the
+// feed no longer holds it.
+func (f *tailFeed) next(at query.TailID) (g tailGen, ok bool, wake <-chan struct{}, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, e := range f.gens {
+		switch {
+		case e.gen == at.Gen && at.TailPos != query.TailDone:
+			return e, true, nil, nil
+		case e.gen > at.Gen:
+			if i == 0 {
+				return g, false, nil, errTailBehind
+			}
+			return e, true, nil, nil
+		}
+	}
+	if len(f.gens) > 0 && at.Gen < f.gens[0].gen {
+		return g, false, nil, errTailBehind
+	}
+	return g, false, f.wake, nil
+}
+
+// tailClients bounds the /api/tail streams open at once.
+type tailClients struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *tailClients) add(limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= limit {
+		return false
+	}
+	c.n++
+	return true
+}
+
+func (c *tailClients) done() {
+	c.mu.Lock()
+	c.n--
+	c.mu.Unlock()
+}
+
+// handleTail streams newly indexed matching lines as Server-Sent Events:
+// a "hit" event per line (data: the hit as /api/search gives it, plus
+// its id), an "id"-only message when a generation ends without a hit for
+// this client (so that a resume starts after it), comments as
+// heartbeats, and a final "end" event saying why the stream stops.
+func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
+	p, q, e := parseSearch(r, true)
+	if e != nil {
+		writeStatusError(w, e)
+		return
+	}
+	if p.tr != nil || p.order != query.OrderPath || p.log != "" {
+		writeError(w, http.StatusBadRequest, "/api/tail takes q, mode and case only")
+		return
+	}
+	resume := r.Header.Get("Last-Event-ID")
+	if resume == "" {
+		resume = r.URL.Query().Get("last_event_id") // for clients that cannot set headers
+	}
+	var at query.TailID
+	resumed := resume != ""
+	if resumed {
+		var err error
+		if at, err = query.ParseTailID(resume); err != nil {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID: "+err.Error())
+			return
+		}
+	}
+	if !s.tails.add(s.opt.MaxTails) {
+		unavailable(w, 5, fmt.Sprintf("%d live tails open already", s.opt.MaxTails))
+		return
+	}
+	defer s.tails.done()
+
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{}) // a stream outlives ReadTimeout; it ends when the client goes
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
+	w.WriteHeader(http.StatusOK)
+
+	st := &tailStream{s: s, w: w, rc: rc, q: q}
+	if !resumed {
+		at = query.TailID{Gen: s.tailFeed.head(), TailPos: query.TailDone}
+	} else if head := s.tailFeed.head(); at.Gen > head {
+		// From another index (or a server that restarted with a new
+		// one): nothing here follows it.
+		st.event("reset", fmt.Sprintf(`{"reason":"position %s is not from this index; following from now"}`, resume))
+		at = query.TailID{Gen: head, TailPos: query.TailDone}
+	}
+	st.id(at)
+	st.flush()
+	s.log.Debug().Str("q", p.q).Str("from", at.String()).Msg("tail opened")
+	reason := st.run(r.Context(), at)
+	st.event("end", fmt.Sprintf(`{"reason":%q}`, reason))
+	st.flush()
+}
+
+type tailStream struct {
+	s   *Server
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	q   *query.Query
+	buf []byte
+	hit []byte
+	err error // the first write error: the client is gone
+}
+
+func (st *tailStream) write(b []byte) {
+	if st.err == nil {
+		_, st.err = st.w.Write(b)
+	}
+}
+
+func (st *tailStream) flush() {
+	if st.err == nil {
+		st.err = st.rc.Flush()
+	}
+}
+
+func (st *tailStream) id(at query.TailID) {
+	st.write([]byte("id: " + at.String() + "\n\n"))
+}
+
+func (st *tailStream) event(name, data string) {
+	st.write([]byte("event: " + name + "\ndata: " + data + "\n\n"))
+}
+
+// run streams until the client goes, the server stops or the client falls
+// behind the feed; it returns why it stopped.
+func (st *tailStream) run(ctx context.Context, at query.TailID) string {
+	heartbeat := time.NewTicker(st.s.opt.TailHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		g, ok, wake, err := st.s.tailFeed.next(at)
+		if err != nil {
+			return fmt.Sprintf("client too slow: position %s is older than the last %d index generations the server keeps; search for what was missed and tail again", at, tailKeep)
+		}
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return "client gone"
+			case <-st.s.tailStop:
+				return "server shutting down"
+			case <-heartbeat.C:
+				st.write([]byte(": heartbeat\n\n"))
+				st.flush()
+			case <-wake:
+			}
+			if st.err != nil {
+				return "client gone"
+			}
+			continue
+		}
+		if at.Gen != g.gen {
+			at = query.TailID{Gen: g.gen}
+		}
+		sent, err := st.gen(ctx, g, at.TailPos)
+		switch {
+		case st.err != nil:
+			return "client gone"
+		case errors.Is(err, errNoSnapshot):
+			return "server shutting down"
+		case err != nil:
+			return "search failed: " + err.Error()
+		}
+		at = query.TailID{Gen: g.gen, TailPos: query.TailDone}
+		if sent == 0 {
+			st.id(at)
+		}
+		st.flush()
+	}
+}
+
+var errNoSnapshot = errors.New("no index open")
+
+// gen sends the hits of generation g after pos, from the current snapshot
+// (which holds every line of g: a snapshot's files keep their lines, and
+// the feed only gets a generation once it is served).
+func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (int, error) {
+	if len(g.delta) == 0 {
+		return 0, nil
+	}
+	sn := st.s.acquire()
+	if sn == nil {
+		return 0, errNoSnapshot
+	}
+	defer sn.unref()
+	loc := sn.s.Location()
+	sent := 0
+	var hl [][2]int
+	err := sn.s.SearchDelta(ctx, st.q, g.delta, pos, func(h *query.Hit) error {
+		id := query.TailID{Gen: g.gen, TailPos: query.TailPos{File: h.File.ID, Line: h.Line}}.String()
+		text, _, _ := clipLine(h.Text)
+		hl = clipRanges(st.q.AppendHighlights(hl[:0], h.Text), len(text))
+		b := append(st.buf[:0], "event: hit\nid: "...)
+		b = append(b, id...)
+		b = append(b, "\ndata: {\"id\":\""...)
+		b = append(b, id...)
+		b = append(b, "\","...)
+		st.hit = appendHit(st.hit[:0], h, hl, nil, nil, loc)
+		b = append(b, st.hit[1:]...) // the hit's fields after its "{"
+		b = append(b, "\n\n"...)
+		st.buf = b
+		st.write(b)
+		sent++
+		if sent%64 == 0 {
+			st.flush()
+		}
+		return st.err
+	})
+	return sent, err
+}

@@ -1,0 +1,238 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/query"
+)
+
+// sseEvent is one Server-Sent Event as a browser's EventSource sees it;
+// comment is set for a comment line (a heartbeat).
+type sseEvent struct {
+	name, id, data, comment string
+}
+
+// tailClient reads an /api/tail stream.
+type tailClient struct {
+	events chan sseEvent
+	cancel context.CancelFunc
+	code   int
+	body   string // the error body of a refused stream
+}
+
+func openTail(t *testing.T, ts *testServer, params, lastID string) *tailClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.ts.URL+"/api/tail?"+params, nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := ts.ts.Client().Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	tc := &tailClient{events: make(chan sseEvent, 1024), cancel: cancel, code: resp.StatusCode}
+	t.Cleanup(cancel)
+	if resp.StatusCode != http.StatusOK {
+		b := make([]byte, 4096)
+		n, _ := resp.Body.Read(b)
+		tc.body = string(b[:n])
+		resp.Body.Close()
+		cancel()
+		close(tc.events)
+		return tc
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	go func() {
+		defer close(tc.events)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				tc.events <- ev
+				ev = sseEvent{}
+			case strings.HasPrefix(line, ":"):
+				tc.events <- sseEvent{comment: line}
+			default:
+				k, v, _ := strings.Cut(line, ":")
+				v = strings.TrimPrefix(v, " ")
+				switch k {
+				case "event":
+					ev.name = v
+				case "id":
+					ev.id = v
+				case "data":
+					ev.data += v
+				}
+			}
+		}
+	}()
+	return tc
+}
+
+// next returns the next event that is not a heartbeat or id-only.
+func (tc *tailClient) next(t *testing.T) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-tc.events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			if ev.comment != "" || ev.name == "" && ev.data == "" {
+				continue
+			}
+			return ev
+		case <-timeout:
+			t.Fatal("no event in 10s")
+		}
+	}
+}
+
+type tailHit struct {
+	ID   string `json:"id"`
+	Path string `json:"path"`
+	Line int64  `json:"line"`
+	Text string `json:"text"`
+	Time string `json:"time"`
+}
+
+func (tc *tailClient) hit(t *testing.T) tailHit {
+	t.Helper()
+	ev := tc.next(t)
+	if ev.name != "hit" {
+		t.Fatalf("event %q %s, want a hit", ev.name, ev.data)
+	}
+	var h tailHit
+	if err := json.Unmarshal([]byte(ev.data), &h); err != nil {
+		t.Fatalf("%s: %v", ev.data, err)
+	}
+	if h.ID != ev.id {
+		t.Fatalf("data id %q, event id %q", h.ID, ev.id)
+	}
+	return h
+}
+
+func appendLines(t *testing.T, path string, from, n int, word string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	must(t, err)
+	defer f.Close()
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(f, "2026-11-30T12:00:%02dZ INFO seq %d %s\n2026-11-30T12:00:%02dZ DEBUG filler %d\n", i%60, i, word, i%60, i)
+	}
+}
+
+// TestTail: matching lines indexed after the stream opened arrive once, in
+// order, with their ids; a stream resumed with Last-Event-ID continues
+// with neither gap nor duplicate; idle streams get heartbeats.
+func TestTail(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx, func(o *Options) { o.TailHeartbeat = 20 * time.Millisecond })
+	log := filepath.Join(fx.logs, "live.log")
+	appendLines(t, log, 0, 3, "zqtail") // before the stream: not sent
+	fx.reindex(t)
+	ts.Reload()
+
+	tc := openTail(t, ts, "q=zqtail", "")
+	// The stream says where it starts (an id-only message), then idles.
+	sawHeartbeat := false
+	for !sawHeartbeat {
+		select {
+		case ev := <-tc.events:
+			sawHeartbeat = ev.comment == ": heartbeat"
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+	}
+	appendLines(t, log, 3, 5, "zqtail")
+	fx.reindex(t)
+	ts.Reload()
+	var last string
+	for i := 3; i < 6; i++ {
+		h := tc.hit(t)
+		if h.Text != fmt.Sprintf("2026-11-30T12:00:%02dZ INFO seq %d zqtail", i, i) || h.Path != "logs/live.log" || h.Line != int64(2*i+1) || h.Time == "" {
+			t.Fatalf("hit %+v, want seq %d", h, i)
+		}
+		last = h.ID
+	}
+	tc.cancel() // gone after seq 5: seq 6, 7 not read
+
+	appendLines(t, log, 8, 4, "zqtail")
+	fx.reindex(t)
+	ts.Reload()
+	tc = openTail(t, ts, "q=zqtail", last)
+	for i := 6; i < 12; i++ {
+		if h := tc.hit(t); !strings.Contains(h.Text, fmt.Sprintf(" seq %d zqtail", i)) {
+			t.Fatalf("resumed: %+v, want seq %d", h, i)
+		}
+	}
+	// Nothing more: the next event is the end of the stream at shutdown.
+	ts.Server.Close()
+	if ev := tc.next(t); ev.name != "end" || !strings.Contains(ev.data, "server shutting down") {
+		t.Fatalf("%+v, want the end event", ev)
+	}
+}
+
+// TestTailRefusals: what /api/tail does not take, and a position the feed
+// no longer holds.
+func TestTailRefusals(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx, func(o *Options) { o.MaxTails = 1 })
+	for _, c := range []struct{ params, lastID, want string }{
+		{"q=", "", "missing query"},
+		{"q=a&mode=nope", "", "mode"},
+		{"q=a&from=2h", "", "q, mode and case only"},
+		{"q=(a", "", "position"},
+		{"q=a", "x:y", "invalid tail id"},
+	} {
+		tc := openTail(t, ts, c.params, c.lastID)
+		if tc.code != http.StatusBadRequest || !strings.Contains(tc.body, c.want) {
+			t.Errorf("%s (%s): %d %s, want 400 with %q", c.params, c.lastID, tc.code, tc.body, c.want)
+		}
+	}
+
+	// A position from the future (another index): reset, then live.
+	tc := openTail(t, ts, "q=a", "999999:1:1")
+	if ev := tc.next(t); ev.name != "reset" {
+		t.Fatalf("%+v, want reset", ev)
+	}
+	// One stream at a time here: the second is refused.
+	if tc2 := openTail(t, ts, "q=a", ""); tc2.code != http.StatusServiceUnavailable {
+		t.Errorf("second tail: %d %s", tc2.code, tc2.body)
+	}
+	tc.cancel()
+
+	// A client further behind than the feed keeps is cut, saying why.
+	head := ts.tailFeed.head()
+	for i := range uint64(tailKeep + 1) {
+		ts.tailFeed.push(head+1+i, map[uint64]query.LineRange{})
+	}
+	var tc3 *tailClient
+	for range 100 { // the refused stream's slot frees when its handler returns
+		if tc3 = openTail(t, ts, "q=a", fmt.Sprint(head)); tc3.code == http.StatusOK {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ev := tc3.next(t); ev.name != "end" || !strings.Contains(ev.data, "client too slow") {
+		t.Fatalf("%+v, want the end event of a slow client", ev)
+	}
+}
