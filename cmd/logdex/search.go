@@ -45,7 +45,7 @@ type searchFlags struct {
 	before, after, context, limit                                int
 	index                                                        string
 	since, until, sort                                           string
-	reverse, timedOnly                                           bool
+	reverse, timedOnly, follow                                   bool
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -70,6 +70,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.timedOnly, "timed-only", false, "with --since/--until, leave out files without timestamps (kept by default)")
 	fs.StringVar(&sf.sort, "sort", "path", "order of the lines: path (grep's: by path, then line) or time (oldest first, across files)")
 	fs.BoolVar(&sf.reverse, "reverse", false, "with --sort time, newest first")
+	fs.BoolVar(&sf.follow, "follow", false, "print matching lines as they are written to the logs, from now on (tail -f | grep), until interrupted")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, searchUsage)
 		fs.PrintDefaults()
@@ -123,6 +124,10 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: --sort time does not combine with -A, -B or -C")
 		return 2
 	}
+	if sf.follow && (sf.count || withContext || order != query.OrderPath || sf.since != "" || sf.until != "" || sf.timedOnly || sf.limit > 0) {
+		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
+		return 2
+	}
 	mode, fold := lang.ModeQuery, !sf.caseSensitive
 	if sf.fixed {
 		mode, fold = lang.ModeLiteral, sf.fold
@@ -141,17 +146,21 @@ func (e *env) search(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	searcher, withPath, closeIx, repair, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	oi, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
 	}
-	defer closeIx()
+	defer func() { oi.close() }()
+	searcher, withPath := oi.s, oi.withPath
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
 	ix := searcher.Index()
 	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+	if sf.follow {
+		return e.follow(ctx, oi, q, pr, sf.noUpdate)
+	}
 
 	opt := query.Options{Limit: sf.limit, Text: true, Order: order}
 	if sf.since != "" || sf.until != "" || sf.timedOnly {
@@ -193,7 +202,7 @@ func (e *env) search(args []string) int {
 		// is exact, but every search until then would read those files.
 		if sf.noUpdate {
 			fmt.Fprintln(e.stderr, "logdex: run logdex index to rebuild the damaged segments")
-		} else if rerr := repair(); rerr != nil {
+		} else if _, rerr := e.updateIndex(ctx, oi.dir, oi.build, 0, false, zerolog.WarnLevel); rerr != nil {
 			fmt.Fprintln(e.stderr, "logdex: rebuilding the damaged segments failed:", rerr)
 		} else {
 			fmt.Fprintln(e.stderr, "logdex: the damaged segments were rebuilt")
@@ -232,8 +241,7 @@ func (e *env) search(args []string) int {
 // index keeps its own roots and the search is narrowed to the PATHs, each
 // of which must lie under one of them. It also tells whether paths are
 // printed (not when the only PATH is a file, as grep).
-// The repair func rebuilds what a search found damaged.
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, bool, func(), func() error, error) {
+func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -241,7 +249,7 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	dir, err := indexDir(dirFlag, paths)
 	if err != nil {
-		return nil, false, nil, nil, err
+		return nil, err
 	}
 	roots, err := mmapstore.ReadRoots(dir)
 	build := paths // what the index is built for
@@ -249,7 +257,7 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	case (errors.Is(err, mmapstore.ErrNoIndex) || errors.Is(err, mmapstore.ErrCorrupt)) && len(paths) > 0:
 		roots = nil // a new index, of the PATHs (the indexer rebuilds a damaged one)
 	case err != nil:
-		return nil, false, nil, nil, err
+		return nil, err
 	case len(paths) == 0: // --index alone: the roots it was built for
 		build, display = nil, nil
 		for _, r := range roots {
@@ -266,12 +274,12 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	if roots != nil {
 		// Refuse PATHs outside the roots before touching the index.
 		if scopes, err = scopeOperands(dir, roots, paths, display); err != nil {
-			return nil, false, nil, nil, err
+			return nil, err
 		}
 	}
 	if !noUpdate || roots == nil {
 		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, false, nil, nil, err
+			return nil, err
 		}
 	}
 	ix, err := mmapstore.Open(dir)
@@ -279,27 +287,37 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 		// An index this build cannot read answers nothing: rebuild it
 		// even when told not to update (the indexer says so in the log).
 		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, false, nil, nil, err
+			return nil, err
 		}
 		ix, err = mmapstore.Open(dir)
 	}
 	if err != nil {
-		return nil, false, nil, nil, err
+		return nil, err
 	}
 	if scopes == nil || !sameRoots(ix.Roots(), roots) {
 		// Built (or rebuilt) just now: map the PATHs to the new roots.
 		if scopes, err = scopeOperands(dir, ix.Roots(), paths, display); err != nil {
 			ix.Close()
-			return nil, false, nil, nil, err
+			return nil, err
 		}
 	}
-	s := query.NewScopedSearcher(ix, scopes)
-	withPath := !(len(scopes) == 1 && scopes[0].IsFile)
-	repair := func() error {
-		_, err := e.updateIndex(ctx, dir, build, 0, false, zerolog.WarnLevel)
-		return err
-	}
-	return s, withPath, func() { s.Close(); ix.Close() }, repair, nil
+	return &openedIndex{s: query.NewScopedSearcher(ix, scopes), ix: ix, dir: dir, build: build, scopes: scopes,
+		withPath: !(len(scopes) == 1 && scopes[0].IsFile)}, nil
+}
+
+// openedIndex is the index a search reads, and what it was opened for.
+type openedIndex struct {
+	s        *query.Searcher
+	ix       *mmapstore.Index
+	dir      string
+	build    []string // the paths the index is built for (updateIndex's)
+	scopes   []query.Scope
+	withPath bool // print paths (not when the only PATH is a file, as grep)
+}
+
+func (oi *openedIndex) close() {
+	oi.s.Close()
+	oi.ix.Close()
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.
