@@ -131,6 +131,9 @@ func (u *update) diff() error {
 		return files[i].rel < files[j].rel
 	})
 
+	files = u.dropRenamedDuringWalk(files)
+	files = u.findMissedDuringWalk(files, old, rootOf)
+
 	// same reports whether f is the file rec describes, possibly grown.
 	same := func(f found, rec *mmapstore.FileRecord) bool {
 		if rec.Dev != f.dev || rec.Ino != f.ino || rec.Compression == "" && f.size < rec.Indexed {
@@ -142,7 +145,7 @@ func (u *update) diff() error {
 		if rec.FPLen == 0 {
 			return true
 		}
-		fh, err := u.roots[f.root].open(f.rel)
+		fh, err := u.roots[f.root].openFound(f)
 		if err != nil {
 			return false
 		}
@@ -181,6 +184,12 @@ func (u *update) diff() error {
 		if oi := matched[i]; oi >= 0 {
 			rec = old.Files[oi]
 			rec.Root, rec.Path = f.root, f.rel
+			if rec.Compression == "" && rec.FPLen < logfile.FingerprintLen && f.size > rec.FPLen {
+				// A file first seen short (or empty) has a short
+				// fingerprint, which a rewrite after copytruncate would
+				// pass: it grows with the file.
+				u.extendFingerprint(r, f, &rec)
+			}
 		} else {
 			// Only a binary file's skip is remembered: an unreadable one is
 			// tried again every run (its permissions may have been fixed).
@@ -188,7 +197,10 @@ func (u *update) diff() error {
 				u.next.Skipped = append(u.next.Skipped, s)
 				continue
 			}
-			fh, err := r.open(f.rel)
+			fh, err := r.openFound(f)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since the walk saw it
+			}
 			if err != nil {
 				u.unreadable(f, err)
 				continue
@@ -273,6 +285,95 @@ func (u *update) unreadable(f found, err error) {
 	u.res.Unreadable++
 	if before, ok := u.unreadableBefore[skipKey{f.root, f.rel}]; !ok || before != why {
 		u.changed = true
+	}
+}
+
+// dropRenamedDuringWalk removes the names a file was seen under that it no
+// longer has: a file renamed while the walk listed its directory
+// (logrotate's app.log -> app.log.1) can be met under both names, and
+// would be indexed twice. Names that still hold the file are all kept (hard
+// links: grep -r reads each).
+func (u *update) dropRenamedDuringWalk(files []found) []found {
+	type ikey struct {
+		root     int
+		dev, ino uint64
+	}
+	seen := make(map[ikey]int, len(files))
+	dup := false
+	for _, f := range files {
+		k := ikey{f.root, f.dev, f.ino}
+		seen[k]++
+		dup = dup || seen[k] > 1
+	}
+	if !dup {
+		return files
+	}
+	kept := files[:0]
+	for _, f := range files {
+		if seen[ikey{f.root, f.dev, f.ino}] > 1 && f.rel != "" {
+			fi, err := u.roots[f.root].dir.Lstat(filepath.FromSlash(f.rel))
+			if err != nil {
+				continue // gone since: renamed away
+			}
+			if dev, ino := logfile.StatIDs(fi); dev != f.dev || ino != f.ino {
+				continue // the name holds another file now
+			}
+		}
+		kept = append(kept, f)
+	}
+	return kept
+}
+
+// findMissedDuringWalk adds the indexed files the walk did not meet that
+// are still there under another name: a file renamed while the walk read
+// its directory can be missed under both names, and would be taken for
+// deleted (its lines dropped, then indexed again as a new file).
+func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int) []found {
+	type ikey struct {
+		root     int
+		dev, ino uint64
+	}
+	met := make(map[ikey]bool, len(files))
+	for _, f := range files {
+		met[ikey{f.root, f.dev, f.ino}] = true
+	}
+	added := false
+	for _, rec := range old.Files {
+		nr, ok := rootOf[rec.Root]
+		if !ok || met[ikey{nr, rec.Dev, rec.Ino}] || u.roots[nr].IsFile || rec.Compression != "" {
+			continue
+		}
+		fh, fi, name, err := logfile.OpenIdentity(u.roots[nr].dir, filepath.FromSlash(rec.Path), rec.Dev, rec.Ino)
+		if err != nil {
+			continue // deleted (or moved out of its directory)
+		}
+		fh.Close()
+		files = append(files, found{root: nr, rel: name, dev: rec.Dev, ino: rec.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		met[ikey{nr, rec.Dev, rec.Ino}] = true
+		added = true
+	}
+	if added {
+		sort.Slice(files, func(i, j int) bool {
+			if files[i].root != files[j].root {
+				return files[i].root < files[j].root
+			}
+			return files[i].rel < files[j].rel
+		})
+	}
+	return files
+}
+
+// extendFingerprint sets rec's fingerprint to the first min(size,
+// FingerprintLen) bytes of f (a failure keeps the shorter one).
+func (u *update) extendFingerprint(r *root, f found, rec *mmapstore.FileRecord) {
+	fh, err := r.openFound(f)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	n := min(f.size, logfile.FingerprintLen)
+	if fp, err := logfile.Fingerprint(fh, n); err == nil {
+		rec.FPLen, rec.FP = n, fp
 	}
 }
 

@@ -172,14 +172,26 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		roots[i] = r
 	}
 
-	u := &update{opt: opt, log: log, old: old, roots: roots, res: &Result{}}
-	u.dropDamagedSegments()
-	if err := u.diff(); err != nil {
-		return nil, err
-	}
-	u.segID.Store(u.next.NextSegmentID)
-	if err := u.build(ctx); err != nil {
-		return nil, err
+	var u *update
+	var nextSeg uint64
+	for attempt := 1; ; attempt++ {
+		u = &update{opt: opt, log: log, old: old, roots: roots, res: &Result{}}
+		u.dropDamagedSegments()
+		if err := u.diff(); err != nil {
+			return nil, err
+		}
+		u.segID.Store(max(u.next.NextSegmentID, nextSeg))
+		err := u.build(ctx)
+		if errors.Is(err, errChangedUnder) && attempt < maxAttempts {
+			// A rotation moved a file while it was read: look again.
+			log.Debug().Err(err).Int("attempt", attempt).Msg("indexing again")
+			nextSeg = u.segID.Load()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
 		u.removeNew()
@@ -192,6 +204,10 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	u.res.Duration = time.Since(t0)
 	return u.res, nil
 }
+
+// maxAttempts bounds the runs over files that keep changing under the
+// reads (a log rotated while it is read); the next run tries again.
+const maxAttempts = 3
 
 type update struct {
 	opt   Options

@@ -227,7 +227,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 			b.postings = u.opt.Postings
 		}
 		rec := &u.next.Files[sp.rec]
-		f, err := u.roots[rec.Root].open(rec.Path)
+		f, err := u.roots[rec.Root].openIdentity(rec)
 		if err != nil {
 			return abandon(err)
 		}
@@ -236,6 +236,9 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		// times they had (a first line without a timestamp carried it).
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, sp.firstTime, sp.timed)
 		complete, lines, _, err := b.readPart(f, sf, sp.start, sp.end, sp.startLineNo, timer, buf, func(int64) {}, 0)
+		if err == nil && !sameFile(f, rec) {
+			err = fmt.Errorf("%s: %w", rec.Path, errChangedUnder)
+		}
 		f.Close()
 		if err != nil {
 			return abandon(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -34,6 +35,23 @@ type part struct {
 	first, last int64
 	format      string
 	nulAt       int64 // offset of the first NUL read, -1 when none
+}
+
+// errChangedUnder: a file was renamed or rewritten while it was read.
+var errChangedUnder = errors.New("renamed or rewritten while being indexed")
+
+// sameFile reports whether f (open by rec's path) is rec's inode and
+// still starts with its fingerprinted bytes.
+func sameFile(f *os.File, rec *mmapstore.FileRecord) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if dev, ino := logfile.StatIDs(fi); dev != rec.Dev || ino != rec.Ino {
+		return false
+	}
+	ok, err := logfile.SameStart(f, rec.FPLen, rec.FP)
+	return err == nil && ok
 }
 
 type job struct {
@@ -314,7 +332,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 			return nil, ctx.Err()
 		}
 		rec := &u.next.Files[p.rec]
-		f, err := u.roots[rec.Root].open(rec.Path)
+		f, err := u.roots[rec.Root].openIdentity(rec)
 		if err != nil {
 			return nil, err
 		}
@@ -323,6 +341,13 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress 
 		// its last indexed line.
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
 		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress, 0)
+		if err == nil && !sameFile(f, rec) {
+			// The bytes read are the indexed file's only if the path
+			// still named it and its start is unchanged after the read
+			// (a rotation may rename it, copytruncate rewrite it, at any
+			// moment): else the run starts over.
+			err = errChangedUnder
+		}
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rec.Path, err)

@@ -68,6 +68,35 @@ func resolveRoot(given string) (*root, error) {
 	return r, nil
 }
 
+// openFound opens the file the walk found (its device and inode), at its
+// name or under the name a rotation gave it since.
+func (r *root) openFound(f found) (*os.File, error) { return r.openID(f.rel, f.dev, f.ino) }
+
+// openIdentity opens rec's file (its device and inode) at its path, or
+// under the name a rotation gave it since in the same directory.
+func (r *root) openIdentity(rec *mmapstore.FileRecord) (*os.File, error) {
+	return r.openID(rec.Path, rec.Dev, rec.Ino)
+}
+
+func (r *root) openID(rel string, dev, ino uint64) (*os.File, error) {
+	f, err := r.open(rel)
+	if err == nil {
+		if r.IsFile {
+			return f, nil // its identity is checked after the read
+		}
+		if fi, serr := f.Stat(); serr == nil {
+			if d, i := logfile.StatIDs(fi); d == dev && i == ino {
+				return f, nil
+			}
+		}
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) || r.IsFile {
+		return nil, err
+	}
+	fh, _, _, err := logfile.OpenIdentity(r.dir, filepath.FromSlash(rel), dev, ino)
+	return fh, err
+}
+
 // open opens a regular file of this root without following symlinks out
 // of it.
 func (r *root) open(rel string) (*os.File, error) {

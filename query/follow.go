@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -16,6 +17,15 @@ import (
 // LineRange is the line numbers [From, To) of a file.
 type LineRange struct{ From, To int64 }
 
+// Delta is what one index snapshot adds to the one before it, for a live
+// tail.
+type Delta struct {
+	Lines map[uint64]LineRange // per file id, its new lines
+	// Copies maps a new file to the file it is a copy of (copytruncate's):
+	// it holds that file's lines under the same numbers.
+	Copies map[uint64]uint64
+}
+
 // Delta is the lines this searcher's index holds that prev (an earlier
 // snapshot of the same index) did not: per file id, the range of its new
 // lines, what a live tail shows. nil prev: nothing is new.
@@ -24,12 +34,13 @@ type LineRange struct{ From, To int64 }
 // log renamed by its rotation). A file new since is new from its first
 // line, except a log's past: a compressed file (a rotation compressed;
 // its lines were new when the live file had them) or copytruncate's copy
-// of a file that prev knew and that is gone or replaced since (same log,
-// same start), which continues where that file was.
-func (s *Searcher) Delta(prev *mmapstore.Index) map[uint64]LineRange {
+// of a file that prev knew (same log, same start), which continues where
+// that file is (or was, when it is gone or replaced since).
+func (s *Searcher) Delta(prev *mmapstore.Index) Delta {
 	d := map[uint64]LineRange{}
+	dl := Delta{Lines: d, Copies: map[uint64]uint64{}}
 	if prev == nil {
-		return d
+		return dl
 	}
 	type logKey struct {
 		root int
@@ -39,7 +50,12 @@ func (s *Searcher) Delta(prev *mmapstore.Index) map[uint64]LineRange {
 		log, _, _ := splitRotation(rec.Path)
 		return logKey{rec.Root, log}
 	}
-	var gone map[logKey][]mmapstore.FileRecord // prev's files this index no longer has
+	// prev's files, by log, as prev had them: a new file that is a copy of
+	// one (copytruncate's) continues after the lines prev had of it; the
+	// lines the source got since are the copy's to show (the source is
+	// about to be truncated), up to the copy's end.
+	var sources map[logKey][]mmapstore.FileRecord
+	copied := map[uint64]int64{} // source id -> lines its copy holds
 	for _, f := range s.files {
 		rec := f.Record()
 		from := int64(1)
@@ -48,25 +64,37 @@ func (s *Searcher) Delta(prev *mmapstore.Index) map[uint64]LineRange {
 		} else if rec.Compression != "" {
 			continue
 		} else {
-			if gone == nil {
-				gone = map[logKey][]mmapstore.FileRecord{}
+			if sources == nil {
+				sources = map[logKey][]mmapstore.FileRecord{}
 				for _, old := range prev.Files() {
-					if _, ok := s.ix.File(old.ID); !ok && old.FPLen > 0 && old.Compression == "" {
-						gone[keyOf(&old)] = append(gone[keyOf(&old)], old)
+					if old.FPLen > 0 && old.Compression == "" {
+						sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
 					}
 				}
 			}
 			k := keyOf(&rec)
-			if i := s.copyOf(f, gone[k]); i >= 0 {
-				from = gone[k][i].Lines + 1
-				gone[k] = slices.Delete(gone[k], i, i+1)
+			if i := s.copyOf(f, sources[k]); i >= 0 {
+				src := sources[k][i]
+				from = src.Lines + 1
+				copied[src.ID] = max(copied[src.ID], rec.Lines)
+				dl.Copies[rec.ID] = src.ID
+				sources[k] = slices.Delete(sources[k], i, i+1)
 			}
 		}
 		if rec.Lines >= from {
 			d[rec.ID] = LineRange{From: from, To: rec.Lines + 1}
 		}
 	}
-	return d
+	for id, n := range copied {
+		if r, ok := d[id]; ok {
+			if r.From = max(r.From, n+1); r.From < r.To {
+				d[id] = r
+			} else {
+				delete(d, id)
+			}
+		}
+	}
+	return dl
 }
 
 // copyOf returns the index of the record in olds that f is a copy of (it
@@ -75,14 +103,15 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 	if len(olds) == 0 {
 		return -1
 	}
-	fh, err := s.logs.Open(f.lf)
-	if err != nil {
+	// The indexed file, wherever it is now (rotations go on renaming).
+	h, err := s.logs.Stat(f.lf, true)
+	if err != nil || h.File() == nil || h.Stale() != nil {
 		return -1
 	}
-	defer fh.Close()
+	defer h.Close()
 	for i := range olds {
 		if f.Record().Indexed >= olds[i].Indexed {
-			if ok, _ := logfile.SameStart(fh, olds[i].FPLen, olds[i].FP); ok {
+			if ok, _ := logfile.SameStart(h.File(), olds[i].FPLen, olds[i].FP); ok {
 				return i
 			}
 		}
@@ -144,36 +173,136 @@ func ParseTailID(s string) (TailID, error) {
 const tailBatch = 512
 
 // SearchDelta calls fn, in order of file id then line, for each line of
-// delta after pos that matches q, with its text. Only indexed lines are
-// looked at (a file replaced since is left to the next delta, which has
-// it under a new id), so every line is in exactly one delta.
-func (s *Searcher) SearchDelta(ctx context.Context, q *Query, delta map[uint64]LineRange, after TailPos, fn func(*Hit) error) error {
-	ids := make([]uint64, 0, len(delta))
-	for id := range delta {
+// lines after pos that matches q, with its text. Only indexed lines are
+// looked at, so every line is in exactly one delta. It returns the ranges
+// it could not read: of files replaced or deleted since they were indexed
+// (copytruncate's truncation), whose lines may be in a copy that a later
+// delta holds (Follower carries them there).
+func (s *Searcher) SearchDelta(ctx context.Context, q *Query, lines map[uint64]LineRange, after TailPos, fn func(*Hit) error) (unread map[uint64]LineRange, err error) {
+	s.logs.Sync() // what the files hold now, not what the watch last saw
+	var batch []Hit
+	var text []byte
+	ids := make([]uint64, 0, len(lines))
+	for id := range lines {
 		if id >= after.File {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		r := delta[id]
+		r := lines[id]
 		if id == after.File {
 			r.From = max(r.From, after.Line+1)
 		}
-		for r.From < r.To {
-			n, last := 0, int64(0)
-			_, err := s.Search(ctx, q, Options{Text: true, Times: true, Limit: tailBatch, Only: map[uint64]LineRange{id: r}}, func(h *Hit) error {
-				n, last = n+1, h.Line
-				return fn(h)
+		f := s.byID[id]
+		for r.From < r.To && f != nil {
+			// A batch is passed on only once its file is seen to still
+			// hold the lines read (copytruncate may empty it meanwhile).
+			batch = batch[:0]
+			text = text[:0]
+			st, err := s.Search(ctx, q, Options{Text: true, Times: true, Limit: tailBatch, Only: map[uint64]LineRange{id: r}}, func(h *Hit) error {
+				text = append(text, h.Text...)
+				batch = append(batch, *h)
+				return nil
 			})
 			if err != nil {
-				return err
+				return unread, err
 			}
-			if n < tailBatch {
+			if len(st.Replaced) > 0 || !s.logs.Holds(f.lf) {
+				if unread == nil {
+					unread = map[uint64]LineRange{}
+				}
+				unread[id] = r
 				break
 			}
-			r.From = last + 1
+			off := 0
+			for i := range batch {
+				h := &batch[i]
+				h.Text, off = text[off:off+len(h.Text)], off+len(h.Text)
+				if err := fn(h); err != nil {
+					return unread, err
+				}
+			}
+			if len(batch) < tailBatch {
+				break
+			}
+			r.From = batch[len(batch)-1].Line + 1
 		}
 	}
-	return nil
+	return unread, nil
+}
+
+// Follower reads successive deltas for one reader of a live tail. Lines
+// it could not read (their file was truncated after indexing, as
+// copytruncate does right after copying, or renamed twice) are looked for
+// again with the next deltas, for a while: in the file if it is still
+// indexed, in the copy a later delta brings.
+type Follower struct {
+	pending map[uint64]pendingLines
+	// the lines of the generation last read (read again when resumed
+	// within it)
+	gen   uint64
+	lines map[uint64]LineRange
+}
+
+type pendingLines struct {
+	LineRange
+	gen uint64
+}
+
+// followKeep is how many generations unread lines wait for their copy.
+const followKeep = 64
+
+// Read calls fn for each matching line of d (generation gen) after pos,
+// as SearchDelta, adding to the copies d holds the lines of their
+// sources that earlier reads missed.
+func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64, d Delta, after TailPos, fn func(*Hit) error) error {
+	if fl.lines != nil && fl.gen == gen {
+		return fl.search(ctx, s, q, gen, fl.lines, after, fn)
+	}
+	lines, cloned := d.Lines, false
+	add := func(id uint64, p LineRange) {
+		if !cloned {
+			lines, cloned = maps.Clone(d.Lines), true
+		}
+		r, has := lines[id]
+		if !has {
+			r = p
+		}
+		r.From, r.To = min(r.From, p.From), max(r.To, p.To)
+		lines[id] = r
+	}
+	for n, src := range d.Copies {
+		if p, ok := fl.pending[src]; ok {
+			add(n, p.LineRange) // in the copy, under the same numbers
+			delete(fl.pending, src)
+		}
+	}
+	for id, p := range fl.pending {
+		if _, ok := s.byID[id]; ok {
+			add(id, p.LineRange) // still indexed: read again (renamed meanwhile?)
+			delete(fl.pending, id)
+		}
+	}
+	fl.gen, fl.lines = gen, lines
+	return fl.search(ctx, s, q, gen, lines, after, fn)
+}
+
+func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, gen uint64, lines map[uint64]LineRange, after TailPos, fn func(*Hit) error) error {
+	unread, err := s.SearchDelta(ctx, q, lines, after, fn)
+	for id, r := range unread {
+		if fl.pending == nil {
+			fl.pending = map[uint64]pendingLines{}
+		}
+		if p, ok := fl.pending[id]; ok {
+			r.From, r.To = min(r.From, p.From), max(r.To, p.To)
+		}
+		fl.pending[id] = pendingLines{r, gen}
+	}
+	for id, p := range fl.pending {
+		if gen-p.gen > followKeep {
+			delete(fl.pending, id)
+		}
+	}
+	return err
 }

@@ -64,6 +64,8 @@ func TestTailSequence(t *testing.T) {
 	base := -1 // lines before it were written before the first snapshot
 	var prev *mmapstore.Index
 	var prevS *Searcher
+	var fl Follower
+	var gen uint64
 	step := func(what string) {
 		t.Helper()
 		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
@@ -73,12 +75,13 @@ func TestTailSequence(t *testing.T) {
 		must(t, err)
 		s := NewSearcher(ix, nil)
 		delta := s.Delta(prev)
+		gen++
 		// Read the delta in pieces: stop after a few hits, resume after
 		// the last one delivered.
 		var pos TailPos
 		for {
 			n, stop := 0, fmt.Errorf("stop")
-			err := s.SearchDelta(context.Background(), q, delta, pos, func(h *Hit) error {
+			err := fl.Read(context.Background(), s, q, gen, delta, pos, func(h *Hit) error {
 				if n == 3 {
 					return stop
 				}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
+	"github.com/logdex/logdex/query/live"
 )
 
 // Line is one line of a log file read by number.
@@ -33,7 +35,13 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	if to < from {
 		return nil
 	}
-	h, err := s.logs.Stat(f.lf, true)
+	var h *live.Handle
+	var err error
+	if f.atPathNow {
+		h, err = s.logs.Check(f.lf) // the file its path holds now, whatever it is
+	} else {
+		h, err = s.logs.Stat(f.lf, true)
+	}
 	if err != nil {
 		return err
 	}
@@ -41,15 +49,16 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	if h.File() == nil {
 		return h.Stale()
 	}
-	if h.Stale() != nil && f.Record().Compression != "" {
-		return h.Stale() // its restart points are of the file indexed
+	indexed := h.Stale() == nil && !f.atPathNow // the offset index applies
+	if !indexed && f.Record().Compression != "" {
+		return cmp.Or(h.Stale(), live.ErrReplaced) // its restart points are of the file indexed
 	}
 	src, err := s.source(f, h)
 	if err != nil {
 		return err
 	}
 	off, no := int64(0), int64(1)
-	if h.Stale() == nil && !s.damagedFiles[f.ID] {
+	if indexed && !s.damagedFiles[f.ID] {
 		off, no, err = s.seek(f, from)
 		if errors.Is(err, mmapstore.ErrCorrupt) {
 			off, no, err = 0, 1, nil // a damaged offset index: read from the start

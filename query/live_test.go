@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/query/lang"
 	"github.com/logdex/logdex/query/live"
 )
@@ -117,11 +119,31 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 					t.Fatalf("watched search of unchanged files did %d lstats", d)
 				}
 			}
-			change(t, root)
-			var now []string
+			inodes := map[[2]uint64]bool{} // the indexed files
 			for _, p := range paths {
-				if _, err := os.Stat(p); err == nil {
-					now = append(now, p)
+				fi, err := os.Lstat(p)
+				must(t, err)
+				dev, ino := logfile.StatIDs(fi)
+				inodes[[2]uint64{dev, ino}] = true
+			}
+			change(t, root)
+			// The answer is grep -r's over the indexed paths that are
+			// regular files now, and over the names in their directories
+			// that indexed files were renamed to (rotations).
+			var now []string
+			seen := map[string]bool{}
+			for _, p := range paths {
+				if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && !seen[p] {
+					now, seen[p] = append(now, p), true
+				}
+				ents, _ := os.ReadDir(filepath.Dir(p))
+				for _, e := range ents {
+					q := filepath.Join(filepath.Dir(p), e.Name())
+					if fi, err := os.Lstat(q); err == nil && fi.Mode().IsRegular() && !seen[q] {
+						if dev, ino := logfile.StatIDs(fi); inodes[[2]uint64{dev, ino}] && !slices.Contains(paths, q) {
+							now, seen[q] = append(now, q), true
+						}
+					}
 				}
 			}
 			var want []gotLine
@@ -153,12 +175,22 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 				}
 			}
 			// The lines around a hit come from the file as it is now too.
-			for _, h := range got {
-				f := fileByPath(s, h.path)
+			type hitFile struct {
+				f    *File
+				no   int64
+				text string
+			}
+			var hits []hitFile
+			_, err = s.Search(t.Context(), q, Options{Text: true}, func(h *Hit) error {
+				hits = append(hits, hitFile{h.File, h.Line, string(h.Text)})
+				return nil
+			})
+			must(t, err)
+			for _, h := range hits {
 				var text string
-				s.ReadLines(t.Context(), f, h.no, h.no, func(l Line) error { text = string(l.Text); return nil })
+				s.ReadLines(t.Context(), h.f, h.no, h.no, func(l Line) error { text = string(l.Text); return nil })
 				if text != h.text {
-					t.Fatalf("ReadLines %s:%d = %q, hit says %q", h.path, h.no, text, h.text)
+					t.Fatalf("ReadLines %s:%d = %q, hit says %q", h.f.Path, h.no, text, h.text)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package query
 import (
 	"context"
 	"errors"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -70,14 +72,51 @@ type task struct {
 func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, emit func(*task) bool) error {
 	var sure int64 // hits the tasks emitted so far hold at least
 	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
-	for _, f := range s.files {
+	if opt.Only == nil { // (indexed lines only: what files hold now does not matter)
+		s.logs.Sync() // a line written before the search began is found
+	}
+	once := inodeOnce{s: s}
+	var only LineRange
+	var limited bool
+	// send emits a file's tasks (false: the search was cancelled).
+	send := func(f *File, h *live.Handle, ts []*task) bool {
+		if !emit(&task{kind: taskFile, file: f, h: h}) {
+			h.Close()
+			return false
+		}
+		for _, t := range ts {
+			t.h = h
+			t.tr, t.wantTimes = opt.Time, opt.Times
+			if opt.Histogram != nil {
+				t.hist = &Histogram{Start: opt.Histogram.Start, Step: opt.Histogram.Step, Counts: make([]int64, len(opt.Histogram.Counts))}
+			}
+			if opt.After != nil && f.Path == opt.After.Path {
+				t.after = opt.After.Line
+			}
+			if limited {
+				t.after, t.until = max(t.after, only.From-1), only.To-1
+			}
+			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
+			if opt.Limit > 0 && !t.beyond {
+				t.need = opt.Limit - int(sure)
+			}
+			if t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
+				sure += t.sureHits()
+			}
+			if !emit(t) {
+				return false
+			}
+		}
+		return true
+	}
+	for fi, f := range s.files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
-		only, limited := opt.Only[f.ID]
+		only, limited = opt.Only[f.ID]
 		if opt.Only != nil && (!limited || only.To <= only.From || only.To <= 1) {
 			continue // no line of the file is asked for (task.until > 0 below)
 		}
@@ -130,6 +169,40 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if err != nil {
 			h = live.Failed(err)
 		}
+		if !limited && !once.take(fi, f, h) {
+			// Its path holds a file read under another name in this
+			// search; its own indexed file is nowhere to be found.
+			stale := h.Stale() != nil
+			h.Close()
+			if stale && !send(f, live.Failed(live.ErrDeleted), nil) {
+				return ctx.Err()
+			}
+			continue
+		}
+		if mv := h.Moved(); mv != "" {
+			// Renamed since indexing (rotated): read where it is now,
+			// and said so in the hits' paths. Its name holds another
+			// file now (the log's new live file, not indexed yet): that
+			// one is read as it is, first (its name sorts first).
+			if !limited {
+				if cur, err := s.logs.Check(f.lf); err == nil && cur.File() != nil && once.take(fi, f, cur) {
+					fc := f.atPath()
+					t := &task{kind: taskScan, file: fc, start: 0, end: cur.Size(), line0: 1, final: true}
+					if timing {
+						t.rtimer = newReadTimer(s.loc, f.Record(), false)
+					}
+					if !send(fc, cur, []*task{t}) {
+						return ctx.Err()
+					}
+				} else if err == nil {
+					cur.Close()
+				}
+			}
+			f = f.renamed(mv)
+			for _, t := range ts {
+				t.file = f
+			}
+		}
 		rec := f.Record()
 		switch {
 		case limited && h.Stale() != nil:
@@ -164,32 +237,8 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			continue // nothing to read, report or count
 		}
-		if !emit(&task{kind: taskFile, file: f, h: h}) {
-			h.Close()
+		if !send(f, h, ts) {
 			return ctx.Err()
-		}
-		for _, t := range ts {
-			t.h = h
-			t.tr, t.wantTimes = opt.Time, opt.Times
-			if opt.Histogram != nil {
-				t.hist = &Histogram{Start: opt.Histogram.Start, Step: opt.Histogram.Step, Counts: make([]int64, len(opt.Histogram.Counts))}
-			}
-			if opt.After != nil && f.Path == opt.After.Path {
-				t.after = opt.After.Line
-			}
-			if limited {
-				t.after, t.until = max(t.after, only.From-1), only.To-1
-			}
-			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
-			if opt.Limit > 0 && !t.beyond {
-				t.need = opt.Limit - int(sure)
-			}
-			if t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
-				sure += t.sureHits()
-			}
-			if !emit(t) {
-				return ctx.Err()
-			}
 		}
 	}
 	return nil
@@ -254,4 +303,79 @@ func rangeCard(bm *roaring.Bitmap, lo, hi uint32) uint64 {
 		n -= bm.Rank(lo - 1)
 	}
 	return n
+}
+
+// inodeOnce keeps a search from reading one file twice when logs are
+// rotated while it runs: a file renamed from one indexed name to another
+// (logrotate shifting app.log.1 to app.log.2) can be met under both, as
+// the indexed file under its old name and as the new content of the
+// other. Each inode is read once: as its own index entry when met there
+// first, else as the current content of the name it was met under.
+type inodeOnce struct {
+	s     *Searcher
+	own   []bool             // file index -> answered as indexed (its own inode)
+	other map[[2]uint64]bool // inodes read as another name's current content
+	byIno map[[2]uint64]int  // indexed inode -> file index
+}
+
+func (o *inodeOnce) take(fi int, f *File, h *live.Handle) bool {
+	if o.own == nil {
+		o.own = make([]bool, len(o.s.files))
+	}
+	if h.Stale() == nil {
+		rec := f.Record()
+		if o.other[[2]uint64{rec.Dev, rec.Ino}] {
+			return false
+		}
+		o.own[fi] = true
+		return true
+	}
+	dev, ino, ok := h.Identity()
+	if !ok {
+		return true // gone or unreadable: nothing is read
+	}
+	k := [2]uint64{dev, ino}
+	if o.other[k] {
+		return false
+	}
+	if o.byIno == nil {
+		o.byIno = o.s.indexedInodes()
+	}
+	if j, ok := o.byIno[k]; ok && j != fi && o.own[j] {
+		return false
+	}
+	if o.other == nil {
+		o.other = map[[2]uint64]bool{}
+	}
+	o.other[k] = true
+	return true
+}
+
+// renamed is a copy of f under the name its file has now (newRel, from
+// live.Handle.Moved: the same directory, another name).
+func (f *File) renamed(newRel string) *File {
+	// (Not a compressed file: those do not move, their content is the
+	// name's; ci stays zero.)
+	return &File{ID: f.ID, Path: f.Path[:strings.LastIndexByte(f.Path, '/')+1] + path.Base(newRel),
+		s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, spans: f.spans}
+}
+
+// atPath is a copy of f standing for the file its path holds now (not
+// the indexed one, which was renamed away).
+func (f *File) atPath() *File {
+	return &File{ID: f.ID, Path: f.Path, s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, atPathNow: true}
+}
+
+// indexedInodes maps each indexed file's inode to its index in s.files.
+func (s *Searcher) indexedInodes() map[[2]uint64]int {
+	s.inodesOnce.Do(func() {
+		s.inodes = make(map[[2]uint64]int, len(s.files))
+		for i, f := range s.files {
+			rec := f.Record()
+			if rec.Compression == "" {
+				s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
+			}
+		}
+	})
+	return s.inodes
 }

@@ -128,6 +128,9 @@ type Stats struct {
 	// Unreadable counts the files (among Warnings) that could not be read
 	// now: grep would exit with status 2.
 	Unreadable int
+	// Replaced lists the files found replaced or deleted since indexing
+	// (answered from what they hold now, if anything).
+	Replaced []uint64
 }
 
 // closedDone marks tasks that have nothing to run.
@@ -309,10 +312,11 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				curNUL = t.file.Record().NULAt // else answered from bytes it did not index
 			}
 			if t.h != nil && t.h.Stale() != nil {
+				st.Replaced = append(st.Replaced, t.file.ID)
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
 				if t.h.File() == nil {
 					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
-					if !errors.Is(t.h.Stale(), live.ErrDeleted) {
+					if !errors.Is(t.h.Stale(), live.ErrDeleted) && !errors.Is(t.h.Stale(), live.ErrNotFile) {
 						st.Unreadable++
 					}
 				}

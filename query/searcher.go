@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -30,6 +31,9 @@ type File struct {
 	log      string
 	rotation int
 	spans    []spanRef // this file's line ranges, in file offset order
+	// atPathNow marks a copy standing for the file its path holds now,
+	// which is not the indexed one (that one was renamed away).
+	atPathNow bool
 }
 
 // Record is the file's index record (a copy).
@@ -69,6 +73,9 @@ type Searcher struct {
 	loc          *time.Location // of timestamps without a zone, as indexed
 	// unreadable: files in scope the indexer could not read.
 	unreadable []Unreadable
+	// inodes maps indexed inodes to files (built on first need).
+	inodes     map[[2]uint64]int
+	inodesOnce sync.Once
 }
 
 // Unreadable is a file (or directory) the indexer could not read, and why:
@@ -179,6 +186,11 @@ func (s *Searcher) SetWorkers(n int) { s.workers = n }
 // SetWatch makes the searcher trust earlier looks at files that w reports
 // unchanged. Call before searching.
 func (s *Searcher) SetWatch(w *live.Watch) { s.logs.SetWatch(w) }
+
+// ChangeSeq tells whether the logs changed: an answer computed when it
+// returned the same seq is still the answer (a cache key). ok is false
+// without a watch to vouch for that.
+func (s *Searcher) ChangeSeq() (seq uint64, ok bool) { return s.logs.ChangeSeq() }
 
 // Location is the zone the index's times were computed in (for rendering
 // them as written).

@@ -8,10 +8,11 @@ import (
 
 // cache keeps rendered /api/search responses for a short time and lets
 // identical concurrent requests share one search. Keys include the
-// snapshot's sequence number, so a re-index invalidates everything; the TTL
-// bounds how late lines appended since indexing (which searches scan live)
-// show up. Only complete responses small enough to have been buffered are
-// kept.
+// snapshot's sequence number, so a re-index invalidates everything, and
+// the watch's change sequence, so any change to the logs (lines appended
+// since indexing, which searches scan live) does too: without a watch
+// nothing is cached. Only complete responses small enough to have been
+// buffered are kept.
 type cache struct {
 	ttl      time.Duration
 	maxBytes int

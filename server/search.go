@@ -208,8 +208,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sn.unref()
 
-	key := p.key(sn.seq)
-	body, lead := s.cache.get(r.Context(), key)
+	// A cached answer is reused only while the watch vouches that no log
+	// changed since it was made: a line written before a search began is
+	// in its answer.
+	var body []byte
+	var lead *flight
+	key := ""
+	if changes, ok := sn.s.ChangeSeq(); ok {
+		key = p.key(sn.seq) + "\x00" + strconv.FormatUint(changes, 10)
+		body, lead = s.cache.get(r.Context(), key)
+	}
 	if body != nil {
 		s.metrics.cacheHits.Inc()
 		writeBody(w, body, "hit")

@@ -107,7 +107,7 @@ func (s *Server) Reload() (bool, error) {
 	st := ix.Stats()
 	ev := s.log.Info().Uint64("generation", ix.Generation()).Int("files", st.Files).Int("segments", st.Segments).Int64("lines", st.Lines)
 	if len(ix.Damaged()) > 0 {
-		ev = s.log.Warn().Uint64("generation", ix.Generation()).Int("damaged_segments", len(ix.Damaged()))
+		ev = s.log.Warn().Uint64("generation", ix.Generation()).Int("damaged_segments", len(ix.Damaged())).Errs("damage", ix.Damaged())
 	}
 	ev.Msg("index opened")
 	return true, nil

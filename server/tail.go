@@ -27,7 +27,7 @@ const tailKeep = 1024
 
 type tailGen struct {
 	gen   uint64
-	delta map[uint64]query.LineRange
+	delta query.Delta
 }
 
 type tailFeed struct {
@@ -39,7 +39,7 @@ type tailFeed struct {
 func newTailFeed() *tailFeed { return &tailFeed{wake: make(chan struct{})} }
 
 // push adds a generation (opened after every one it holds).
-func (f *tailFeed) push(gen uint64, delta map[uint64]query.LineRange) {
+func (f *tailFeed) push(gen uint64, delta query.Delta) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.gens) == tailKeep {
@@ -169,13 +169,14 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 }
 
 type tailStream struct {
-	s   *Server
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	q   *query.Query
-	buf []byte
-	hit []byte
-	err error // the first write error: the client is gone
+	s      *Server
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	q      *query.Query
+	follow query.Follower
+	buf    []byte
+	hit    []byte
+	err    error // the first write error: the client is gone
 }
 
 func (st *tailStream) write(b []byte) {
@@ -250,7 +251,7 @@ var errNoSnapshot = errors.New("no index open")
 // (which holds every line of g: a snapshot's files keep their lines, and
 // the feed only gets a generation once it is served).
 func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (int, error) {
-	if len(g.delta) == 0 {
+	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 {
 		return 0, nil
 	}
 	sn := st.s.acquire()
@@ -261,7 +262,7 @@ func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (in
 	loc := sn.s.Location()
 	sent := 0
 	var hl [][2]int
-	err := sn.s.SearchDelta(ctx, st.q, g.delta, pos, func(h *query.Hit) error {
+	err := st.follow.Read(ctx, sn.s, st.q, g.gen, g.delta, pos, func(h *query.Hit) error {
 		id := query.TailID{Gen: g.gen, TailPos: query.TailPos{File: h.File.ID, Line: h.Line}}.String()
 		text, _, _ := clipLine(h.Text)
 		hl = clipRanges(st.q.AppendHighlights(hl[:0], h.Text), len(text))

@@ -31,12 +31,17 @@ type tailClient struct {
 
 func openTail(t *testing.T, ts *testServer, params, lastID string) *tailClient {
 	t.Helper()
+	return openTailAt(t, ts.ts.Client(), ts.ts.URL, params, lastID)
+}
+
+func openTailAt(t *testing.T, c *http.Client, url, params, lastID string) *tailClient {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.ts.URL+"/api/tail?"+params, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/tail?"+params, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	resp, err := ts.ts.Client().Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -223,7 +228,7 @@ func TestTailRefusals(t *testing.T) {
 	// A client further behind than the feed keeps is cut, saying why.
 	head := ts.tailFeed.head()
 	for i := range uint64(tailKeep + 1) {
-		ts.tailFeed.push(head+1+i, map[uint64]query.LineRange{})
+		ts.tailFeed.push(head+1+i, query.Delta{})
 	}
 	var tc3 *tailClient
 	for range 100 { // the refused stream's slot frees when its handler returns

@@ -35,6 +35,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 			changes = w.Changes()
 		}
 	}
+	var fl query.Follower
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -71,7 +72,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 		oi.close()
 		*oi = *next
 		pr.s = oi.s
-		if err := oi.s.SearchDelta(ctx, q, delta, query.TailPos{}, pr.print); err != nil {
+		if err := fl.Read(ctx, oi.s, q, oi.ix.Generation(), delta, query.TailPos{}, pr.print); err != nil {
 			if ctx.Err() != nil {
 				return 0
 			}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/cespare/xxhash/v2"
@@ -118,4 +119,48 @@ func IsBinary(r io.ReaderAt) (bool, error) {
 		return false, err
 	}
 	return bytes.IndexByte(buf[:m], 0) >= 0, nil
+}
+
+// OpenIdentity opens the file with device dev and inode ino that was at
+// name beneath dir: at name, or, when a rotation renamed it since, under
+// another name in the same directory (rotations rename within one). It
+// returns the file, its stat and the name it was found at (slash
+// separated, relative to dir); fs.ErrNotExist when it is in neither.
+func OpenIdentity(dir *os.Root, name string, dev, ino uint64) (*os.File, fs.FileInfo, string, error) {
+	f, fi, err := Open(dir, name, true)
+	if err == nil {
+		if d, i := StatIDs(fi); d == dev && i == ino {
+			return f, fi, filepath.ToSlash(name), nil
+		}
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
+		return nil, nil, "", err
+	}
+	parent := filepath.Dir(name)
+	ents, err := fs.ReadDir(dir.FS(), filepath.ToSlash(parent))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		other := filepath.Join(parent, e.Name())
+		li, err := dir.Lstat(other)
+		if err != nil {
+			continue
+		}
+		if d, i := StatIDs(li); d != dev || i != ino {
+			continue
+		}
+		f, fi, err := Open(dir, other, true)
+		if err != nil {
+			continue
+		}
+		if d, i := StatIDs(fi); d == dev && i == ino {
+			return f, fi, filepath.ToSlash(other), nil
+		}
+		f.Close()
+	}
+	return nil, nil, "", fmt.Errorf("%s: %w (not renamed within its directory either)", name, fs.ErrNotExist)
 }

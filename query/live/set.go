@@ -9,11 +9,14 @@ package live
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -23,6 +26,9 @@ import (
 var (
 	ErrDeleted  = errors.New("deleted since indexing")
 	ErrReplaced = errors.New("replaced since indexing (rotated or truncated)")
+	// ErrNotFile: the path names a symlink or a non-file now; grep -r
+	// would not read it either.
+	ErrNotFile = errors.New("no longer a regular file (symlinks are not followed)")
 )
 
 // Set is the log files of one index snapshot. Safe for concurrent use.
@@ -40,6 +46,9 @@ type Set struct {
 	open   map[uint64]*sharedFile // open log files, by file id
 	watch  *Watch
 	lstats atomic.Int64 // files looked at (for tests)
+	// listings: directories' names by inode, for files renamed since
+	// indexing (under mu).
+	listings map[dirKey]dirListing
 }
 
 type rootDir struct {
@@ -69,6 +78,24 @@ func (f *File) Record() mmapstore.FileRecord { return f.rec }
 // SetWatch makes the set trust earlier looks at files that w reports
 // unchanged. Call before use.
 func (s *Set) SetWatch(w *Watch) { s.watch = w }
+
+// Sync makes what the Watch vouches for current (Watch.Sync): call it
+// when a search begins.
+func (s *Set) Sync() {
+	if s.watch != nil {
+		s.watch.Sync()
+	}
+}
+
+// ChangeSeq syncs and returns the Watch's change sequence: while it stays
+// the same, no file beneath the roots changed. ok is false when no watch
+// vouches for that.
+func (s *Set) ChangeSeq() (seq uint64, ok bool) {
+	if s.watch == nil || !s.watch.Sync() {
+		return 0, false
+	}
+	return s.watch.now(), s.watch.Err() == nil
+}
 
 // Lookups counts the files looked at with lstat (for tests).
 func (s *Set) Lookups() int64 { return s.lstats.Load() }
@@ -144,7 +171,137 @@ type Handle struct {
 	shared *sharedFile
 	s      *Set
 	closed atomic.Bool
+	// dev, ino identify f (when not nil).
+	dev, ino uint64
+	// moved is the name the indexed file has now, when a rotation renamed
+	// it (relative to its root, slash-separated).
+	moved string
 }
+
+// Holds reports whether f's indexed bytes are still in its file, read
+// afresh (no cached state): the indexed inode, at its path or renamed in
+// its directory, at least as long as indexed and starting as it did. A
+// reader that must not pass on lines of a file truncated while it read
+// them asks after reading.
+func (s *Set) Holds(f *File) bool {
+	dir, name, err := s.locate(f)
+	if err != nil {
+		return false
+	}
+	fh, fi, _, err := logfile.OpenIdentity(dir, name, f.rec.Dev, f.rec.Ino)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	if fi.Size() < indexedSize(&f.rec) {
+		return false
+	}
+	same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP)
+	return err == nil && same
+}
+
+// Moved is the file's new name (relative to its root, slash-separated)
+// when it was renamed since indexing, and is read there; "" otherwise.
+func (h *Handle) Moved() string { return h.moved }
+
+// moved finds f's indexed inode under another name in its directory (a
+// rotation renamed app.log to app.log.1 since indexing) and returns a
+// handle on it, or nil. Rotations rename within a directory; a file moved
+// elsewhere counts as deleted until the next index run finds it.
+func (s *Set) moved(f *File) *Handle {
+	d := s.rootDir(f.rec.Root)
+	if d.err != nil || d.name != "" || f.rec.Compression != "" {
+		return nil // a file root has no directory of its own to look in
+	}
+	rel := f.rec.Path
+	dirRel := path.Dir(rel)
+	name := s.findInode(d, dirRel, f.rec.Dev, f.rec.Ino)
+	if name == "" {
+		return nil
+	}
+	newRel := path.Join(dirRel, name)
+	fh, st, err := logfile.Open(d.dir, filepath.FromSlash(newRel), true)
+	if err != nil {
+		return nil
+	}
+	h := &Handle{f: fh, size: st.Size(), moved: newRel}
+	h.dev, h.ino = logfile.StatIDs(st)
+	if h.dev != f.rec.Dev || h.ino != f.rec.Ino || h.size < indexedSize(&f.rec) {
+		fh.Close() // renamed again meanwhile, or truncated
+		return nil
+	}
+	if same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP); err != nil || !same {
+		fh.Close()
+		return nil
+	}
+	return h
+}
+
+// findInode returns the name in dirRel (beneath root d) of the file with
+// that device and inode, or "". Listings are kept while the watch vouches
+// for the directory (one readdir serves every file rotated in it).
+func (s *Set) findInode(d *rootDir, dirRel string, dev, ino uint64) string {
+	key := dirKey{d, dirRel}
+	var seq uint64
+	if s.watch != nil {
+		seq = s.watch.now()
+		abs := filepath.Join(d.real, filepath.FromSlash(dirRel))
+		s.mu.Lock()
+		l, ok := s.listings[key]
+		s.mu.Unlock()
+		if ok && s.watch.listingUnchangedSince(abs, l.seq) {
+			if name := l.names[[2]uint64{dev, ino}]; name != "" {
+				return name
+			}
+			// Not there: the events of a rename may not be noted yet
+			// (no Sync before this look); list again.
+		}
+	}
+	ents, err := fs.ReadDir(d.dir.FS(), dirRel)
+	if err != nil {
+		return ""
+	}
+	names := map[[2]uint64]string{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := d.dir.Lstat(filepath.Join(filepath.FromSlash(dirRel), e.Name()))
+		if err != nil {
+			continue
+		}
+		dv, in := logfile.StatIDs(fi)
+		names[[2]uint64{dv, in}] = e.Name()
+	}
+	if s.watch != nil {
+		s.mu.Lock()
+		if s.listings == nil {
+			s.listings = map[dirKey]dirListing{}
+		}
+		if len(s.listings) >= maxListings {
+			clear(s.listings)
+		}
+		s.listings[key] = dirListing{seq: seq, names: names}
+		s.mu.Unlock()
+	}
+	return names[[2]uint64{dev, ino}]
+}
+
+type dirKey struct {
+	root *rootDir
+	dir  string
+}
+
+type dirListing struct {
+	seq   uint64
+	names map[[2]uint64]string // inode -> name
+}
+
+// maxListings bounds the directory listings kept.
+const maxListings = 256
+
+// Identity is the device and inode of the open file (ok false: none).
+func (h *Handle) Identity() (dev, ino uint64, ok bool) { return h.dev, h.ino, h.f != nil }
 
 // File is the open file, nil when it could not be opened (Stale says why).
 func (h *Handle) File() *os.File { return h.f }
@@ -164,16 +321,25 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	fh, st, err := logfile.Open(dir, name, false)
+	// A symlink in the file's place is not followed (os.Root would, to a
+	// target beneath the root): grep -r does not read it either.
+	if fi, lerr := dir.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
+		return &Handle{stale: ErrNotFile}, nil
+	}
+	fh, st, err := logfile.Open(dir, name, true)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Handle{stale: ErrDeleted}, nil
+	}
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, logfile.ErrNotRegular) {
+		return &Handle{stale: ErrNotFile}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	h := &Handle{f: fh, size: st.Size()}
+	h.dev, h.ino = logfile.StatIDs(st)
 	rec := &f.rec
-	if dev, ino := logfile.StatIDs(st); dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
+	if dev, ino := h.dev, h.ino; dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
 		h.stale = ErrReplaced
 		return h, nil
 	}
@@ -249,10 +415,16 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 	rec := &f.rec
 	if errors.Is(st.err, os.ErrNotExist) {
 		s.forget(rec.ID)
+		if h := s.moved(f); h != nil {
+			return h, nil
+		}
 		return &Handle{stale: ErrDeleted}, nil
 	}
 	if st.err != nil || !st.regular || st.dev != rec.Dev || st.ino != rec.Ino {
 		s.forget(rec.ID)
+		if h := s.moved(f); h != nil {
+			return h, nil
+		}
 		return s.Check(f)
 	}
 	unchanged := st.size == indexedSize(rec) && st.mtime == rec.MTime
@@ -263,7 +435,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 	if err != nil {
 		return s.Check(f)
 	}
-	h := &Handle{f: sf.f, size: st.size, shared: sf, s: s}
+	h := &Handle{f: sf.f, size: st.size, shared: sf, s: s, dev: sf.dev, ino: sf.ino}
 	switch {
 	case st.size < indexedSize(rec) || rec.Compression != "" && st.size != rec.Size:
 		h.stale = ErrReplaced

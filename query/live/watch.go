@@ -2,11 +2,13 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -28,16 +30,30 @@ type Watch struct {
 	mu      sync.RWMutex
 	seq     uint64            // bumped per change
 	changed map[string]uint64 // path -> seq of its last change
-	reset   uint64            // nothing before this is vouched for
-	broken  error             // set when watching stopped working
-	roots   map[string]bool   // the directories watched at the top
-	done    chan struct{}
+	// listings: directory -> seq of the last change of its entries
+	listings map[string]uint64
+	reset    uint64          // nothing before this is vouched for
+	broken   error           // set when watching stopped working
+	roots    map[string]bool // the directories watched at the top
+	done     chan struct{}
 	// changes is signalled (without blocking: one pending signal stands
 	// for any number of changes) whenever something beneath the roots
 	// changes, for live indexing.
 	changes chan struct{}
 	ignore  string // a directory beneath the roots not to watch (the index's)
+
+	// The sync barrier (Sync): a file of its own, written once per round,
+	// whose event tells that every event queued before it was noted.
+	barrierDir  string
+	barrier     *os.File
+	barrierSeen chan struct{}
+	syncReqs    chan chan bool
 }
+
+// syncTimeout is how long Sync waits for its barrier event. Slower than
+// that, inotify is not worth trusting: the watch breaks (every search
+// then stats every file).
+const syncTimeout = time.Second
 
 // maxChanged bounds the change log; past it the log is dropped and all
 // cached state with it.
@@ -55,11 +71,21 @@ func NewWatch(roots []string, ignore string) (*Watch, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{w: fw, changed: map[string]uint64{}, roots: map[string]bool{}, done: make(chan struct{}), changes: make(chan struct{}, 1)}
+	w := &Watch{w: fw, changed: map[string]uint64{}, listings: map[string]uint64{}, roots: map[string]bool{}, done: make(chan struct{}), changes: make(chan struct{}, 1)}
 	if ignore != "" {
 		if real, err := filepath.EvalSymlinks(ignore); err == nil {
 			w.ignore = real
 		}
+	}
+	w.barrierSeen, w.syncReqs = make(chan struct{}, 1), make(chan chan bool)
+	if w.barrierDir, err = os.MkdirTemp("", "logdex-watch-"); err == nil {
+		w.barrier, err = os.Create(filepath.Join(w.barrierDir, "barrier"))
+	}
+	if err == nil {
+		err = fw.Add(w.barrierDir)
+	}
+	if err != nil {
+		w.fail(fmt.Errorf("watch sync barrier: %w", err))
 	}
 	for _, r := range roots {
 		real, err := filepath.EvalSymlinks(r)
@@ -74,6 +100,7 @@ func NewWatch(roots []string, ignore string) (*Watch, error) {
 		w.addTree(real)
 	}
 	go w.loop()
+	go w.syncLoop()
 	return w, nil
 }
 
@@ -82,7 +109,84 @@ func (w *Watch) Close() error {
 	w.fail(errors.New("watch closed"))
 	err := w.w.Close()
 	<-w.done
+	if w.barrier != nil {
+		w.barrier.Close()
+	}
+	if w.barrierDir != "" {
+		os.RemoveAll(w.barrierDir)
+	}
 	return err
+}
+
+// Sync returns once every change completed before it was called has been
+// noted, so that a search started after it misses no line written before
+// it began (inotify queues an event when the write happens, but the
+// events are read asynchronously). Calls at once share one round: one
+// write of the barrier file and its event, tens of microseconds. false:
+// the watch vouches for nothing (broken or closed).
+func (w *Watch) Sync() bool {
+	if w.Err() != nil {
+		return false
+	}
+	done := make(chan bool, 1)
+	select {
+	case w.syncReqs <- done:
+	case <-w.done:
+		return false
+	}
+	return <-done
+}
+
+// syncLoop runs Sync's rounds: the requests waiting when a round starts
+// are answered by its barrier event, which inotify delivers after every
+// event queued before the barrier write (one queue, in order).
+func (w *Watch) syncLoop() {
+	for {
+		var batch []chan bool
+		select {
+		case r := <-w.syncReqs:
+			batch = append(batch, r)
+		case <-w.done:
+			return
+		}
+	more:
+		for {
+			select {
+			case r := <-w.syncReqs:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		ok := w.barrierRound()
+		for _, r := range batch {
+			r <- ok
+		}
+	}
+}
+
+func (w *Watch) barrierRound() bool {
+	if w.Err() != nil {
+		return false
+	}
+	select {
+	case <-w.barrierSeen: // an earlier round's, late: not this one's
+	default:
+	}
+	if _, err := w.barrier.WriteAt([]byte{'.'}, 0); err != nil {
+		w.fail(fmt.Errorf("watch sync barrier: %w", err))
+		return false
+	}
+	t := time.NewTimer(syncTimeout)
+	defer t.Stop()
+	select {
+	case <-w.barrierSeen:
+		return w.Err() == nil
+	case <-t.C:
+		w.fail(fmt.Errorf("inotify events late by over %v; every search checks every file", syncTimeout))
+	case <-w.done:
+	}
+	return false
 }
 
 // Err is why the Watch vouches for nothing, or nil.
@@ -156,10 +260,23 @@ func (w *Watch) loop() {
 			if !ok {
 				return
 			}
+			if w.barrier != nil && ev.Name == w.barrier.Name() {
+				select {
+				case w.barrierSeen <- struct{}{}:
+				default:
+				}
+				continue
+			}
 			if w.ignore != "" && (ev.Name == w.ignore || strings.HasPrefix(ev.Name, w.ignore+string(filepath.Separator))) {
 				continue
 			}
 			w.note(ev.Name)
+			if ev.Has(fsnotify.Create | fsnotify.Remove | fsnotify.Rename) {
+				// The directory's listing changed too (names by inode,
+				// for files renamed since indexing); its files' own
+				// states do not depend on it.
+				w.noteListing(filepath.Dir(ev.Name))
+			}
 			w.signal()
 			if w.roots[ev.Name] && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 				// Nothing watches a root's parent: a root put back
@@ -195,9 +312,26 @@ func (w *Watch) note(path string) {
 	w.seq++
 	if len(w.changed) >= maxChanged {
 		clear(w.changed)
+		clear(w.listings)
 		w.reset = w.seq
 	}
 	w.changed[strings.TrimSuffix(path, string(filepath.Separator))] = w.seq
+}
+
+// noteListing records a change of dir's entries.
+func (w *Watch) noteListing(dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	w.listings[dir] = w.seq
+}
+
+// listingUnchangedSince reports whether dir's entries saw no change after
+// seq.
+func (w *Watch) listingUnchangedSince(dir string, seq uint64) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.broken == nil && w.reset <= seq && w.listings[dir] <= seq && w.changed[dir] <= seq
 }
 
 // Changes is signalled when something beneath the roots changed since the
