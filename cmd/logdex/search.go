@@ -139,9 +139,10 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	searcher, withPath, closeIx, repair, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	// No signal handler while reading: like grep, a search dies of
+	// SIGINT. Only writing the index installs one (updateInterruptibly).
+	ctx := context.Background()
+	searcher, withPath, closeIx, repair, err := e.openForSearch(sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -233,7 +234,7 @@ func (e *env) search(args []string) int {
 // of which must lie under one of them. It also tells whether paths are
 // printed (not when the only PATH is a file, as grep).
 // The repair func rebuilds what a search found damaged.
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*query.Searcher, bool, func(), func() error, error) {
+func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*query.Searcher, bool, func(), func() error, error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -243,7 +244,22 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	if err != nil {
 		return nil, false, nil, nil, err
 	}
-	roots, err := mmapstore.ReadRoots(dir)
+	var ix *mmapstore.Index
+	var roots []mmapstore.Root
+	if noUpdate {
+		// The index is searched as it is: open it straight away and take
+		// its roots, reading the manifest once (ReadRoots, then Open,
+		// read it twice). On any error the general path below says what
+		// is wrong, or rebuilds.
+		if ix, err = mmapstore.Open(dir); err == nil {
+			roots = ix.Roots()
+		} else {
+			ix = nil
+		}
+	}
+	if ix == nil {
+		roots, err = mmapstore.ReadRoots(dir)
+	}
 	build := paths // what the index is built for
 	switch {
 	case (errors.Is(err, mmapstore.ErrNoIndex) || errors.Is(err, mmapstore.ErrCorrupt)) && len(paths) > 0:
@@ -264,27 +280,32 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	var scopes []query.Scope
 	if roots != nil {
-		// Refuse PATHs outside the roots before touching the index.
+		// Refuse PATHs outside the roots before writing the index.
 		if scopes, err = scopeOperands(dir, roots, paths, display); err != nil {
+			if ix != nil {
+				ix.Close()
+			}
 			return nil, false, nil, nil, err
 		}
 	}
-	if !noUpdate || roots == nil {
-		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, false, nil, nil, err
-		}
-	}
-	ix, err := mmapstore.Open(dir)
-	if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
-		// An index this build cannot read answers nothing: rebuild it
-		// even when told not to update (the indexer says so in the log).
-		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, false, nil, nil, err
+	if ix == nil {
+		if !noUpdate || roots == nil {
+			if err := e.updateInterruptibly(dir, build, true); err != nil {
+				return nil, false, nil, nil, err
+			}
 		}
 		ix, err = mmapstore.Open(dir)
-	}
-	if err != nil {
-		return nil, false, nil, nil, err
+		if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
+			// An index this build cannot read answers nothing: rebuild it
+			// even when told not to update (the indexer says so in the log).
+			if err := e.updateInterruptibly(dir, build, true); err != nil {
+				return nil, false, nil, nil, err
+			}
+			ix, err = mmapstore.Open(dir)
+		}
+		if err != nil {
+			return nil, false, nil, nil, err
+		}
 	}
 	if scopes == nil || !sameRoots(ix.Roots(), roots) {
 		// Built (or rebuilt) just now: map the PATHs to the new roots.
@@ -295,11 +316,18 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	s := query.NewScopedSearcher(ix, scopes)
 	withPath := !(len(scopes) == 1 && scopes[0].IsFile)
-	repair := func() error {
-		_, err := e.updateIndex(ctx, dir, build, 0, false, zerolog.WarnLevel)
-		return err
-	}
+	repair := func() error { return e.updateInterruptibly(dir, build, false) }
 	return s, withPath, func() { s.Close(); ix.Close() }, repair, nil
+}
+
+// updateInterruptibly brings the index in dir up to date for build; SIGINT
+// and SIGTERM stop the indexer cleanly. The handler lives only as long:
+// installing one starts a thread, a cost every search would pay.
+func (e *env) updateInterruptibly(dir string, build []string, progress bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := e.updateIndex(ctx, dir, build, 0, progress, zerolog.WarnLevel)
+	return err
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.
