@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -362,5 +364,32 @@ func TestConcurrentUse(t *testing.T) {
 		if hc := m.GetHistogram(); hc.GetSampleCount() < hc.GetBucket()[len(hc.GetBucket())-1].GetCumulativeCount() {
 			t.Errorf("inconsistent histogram: %v", m)
 		}
+	}
+}
+
+// TestGCPercentLikeRuntime checks gcPercent against runtime/metrics'
+// /gc/gogc:percent, in a child process per GOGC value.
+func TestGCPercentLikeRuntime(t *testing.T) {
+	if v, ok := os.LookupEnv("PROMTEXT_GOGC_CHILD"); ok {
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		if got, want := gcPercent(), int(s[0].Value.Uint64()); got != want {
+			t.Fatalf("GOGC=%q: gcPercent %d, runtime %d", v, got, want)
+		}
+		return
+	}
+	values := []string{"off", "-5"} // a child costs ~1 s under -race
+	if os.Getenv("LOGDEX_LONG") != "" {
+		values = append(values, "", "100", "50", "0", "x", "2147483648")
+	}
+	for _, v := range values {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestGCPercentLikeRuntime$")
+			cmd.Env = append(os.Environ(), "GOGC="+v, "PROMTEXT_GOGC_CHILD="+v)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("GOGC=%q: %v\n%s", v, err, out)
+			}
+		})
 	}
 }
