@@ -147,7 +147,9 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
 	}
-	defer closeIx()
+	if !e.exitsAfter {
+		defer closeIx()
+	}
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
