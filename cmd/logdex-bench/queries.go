@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -301,7 +302,7 @@ type QueryResult struct {
 	Mismatch    string           `json:"mismatch,omitempty"`
 }
 
-// QueriesResult is the query section.
+// QueriesResult is the query section of one corpus.
 type QueriesResult struct {
 	Skipped string         `json:"skipped,omitempty"`
 	Index   string         `json:"index,omitempty"`
@@ -309,6 +310,27 @@ type QueriesResult struct {
 	InProc  string         `json:"inproc_min_per_round"`
 	Rows    []*QueryResult `json:"rows,omitempty"`
 	Tools   []string       `json:"tools,omitempty"` // engines measured
+	// Geometric means over the rows of rg's time over logdex's.
+	GeoCLI    float64 `json:"geomean_rg_over_cli,omitempty"`
+	GeoInProc float64 `json:"geomean_rg_over_inproc,omitempty"`
+	GeoN      int     `json:"geomean_queries,omitempty"`
+	speedups  [2][]float64
+}
+
+func (r *QueriesResult) geomeans() {
+	r.GeoCLI, r.GeoInProc, r.GeoN = geomean(r.speedups[0]), geomean(r.speedups[1]), len(r.speedups[0])
+}
+
+// geomean is the geometric mean of positive xs (0 for none).
+func geomean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs)))
 }
 
 func (b *bench) haveTool(name string) bool {
@@ -331,10 +353,11 @@ func openSearcher(dir string) (*query.Searcher, func(), error) {
 	return s, func() { s.Close(); ix.Close() }, nil
 }
 
-func (b *bench) queries(c *corpus, ixDir string) error {
+func (b *bench) queries(cr *CorpusResult) error {
+	c := cr.Corpus
 	res := &QueriesResult{Runs: b.cfg.runs, InProc: b.cfg.inprocMin.String()}
-	b.rep.Queries = res
-	ix, why := b.readyIndex(c, ixDir, false)
+	cr.Queries = res
+	ix, why := b.readyIndex(c, cr.index, false)
 	if why != "" {
 		res.Skipped = why
 		b.logf("queries skipped: %s", why)
@@ -348,11 +371,16 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 	defer closeS()
 	warm(c.Dir, ix)
 	for _, tool := range []string{"rg", "grep"} {
-		if !b.haveTool(tool) {
+		if !b.haveTool(tool) && c.Profile == b.cfg.profiles[0] {
 			b.note("%s is not installed: its columns are empty", tool)
 		}
 	}
-	for _, d := range queryDefs(choosePhrase(s, c)) {
+	defer res.geomeans()
+	defs := highcardQueryDefs()
+	if c.Profile != loggen.ProfileHighCard {
+		defs = queryDefs(choosePhrase(s, c))
+	}
+	for _, d := range defs {
 		b.logf("query %s: %s", d.Kind, d.Text)
 		cli := b.cliEngine(ix, c, d)
 		in, err := b.inprocEngine(s, c, d)
@@ -372,7 +400,7 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			}
 			// A failing command is a finding, not the end of the session.
 			msg := firstLine(err.Error())
-			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("query %s (%s) FAILED: %s", d.Text, d.Kind, msg))
+			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("%s corpus, query %s (%s) FAILED: %s", c.Profile, d.Text, d.Kind, msg))
 			res.Rows = append(res.Rows, &QueryResult{qdef: d, Mismatch: "failed: " + msg})
 			b.logf("FAILED: %s", msg)
 			continue
@@ -386,7 +414,7 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			expect, from = int64(n.Lines), "loggen's planted count"
 		}
 		if row.Mismatch = checkCounts(es, expect, from); row.Mismatch != "" {
-			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("query %s (%s): %s", d.Text, d.Kind, row.Mismatch))
+			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("%s corpus, query %s (%s): %s", c.Profile, d.Text, d.Kind, row.Mismatch))
 			b.logf("COUNT MISMATCH: %s", row.Mismatch)
 		}
 		if rg := row.Times["rg"]; rg != nil {
@@ -394,6 +422,10 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			row.RatioInProc = rg.Median / row.Times[in.name].Median
 		}
 		res.Rows = append(res.Rows, row)
+		if row.RatioCLI > 0 {
+			res.speedups[0] = append(res.speedups[0], row.RatioCLI)
+			res.speedups[1] = append(res.speedups[1], row.RatioInProc)
+		}
 		if len(res.Tools) == 0 {
 			for _, e := range es {
 				res.Tools = append(res.Tools, e.name)
@@ -441,7 +473,7 @@ func (b *bench) scaling() error {
 	}
 	var ss []sized
 	for _, mb := range b.cfg.scaleMB {
-		c, err := b.generated(mb)
+		c, err := b.generated(loggen.ProfileLoggen, mb)
 		if err != nil {
 			return err
 		}
