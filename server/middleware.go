@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,11 +28,13 @@ func requestID(ctx context.Context) string {
 }
 
 var (
-	ridPrefix = func() string {
+	// ridPrefix is made at the first request, not at package
+	// initialisation, which every logdex process (a search too) runs.
+	ridPrefix = sync.OnceValue(func() string {
 		var b [4]byte
 		rand.Read(b[:])
 		return hex.EncodeToString(b[:])
-	}()
+	})
 	ridCounter atomic.Uint64
 )
 
@@ -41,7 +44,7 @@ func newRequestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && isToken(id) {
 		return id
 	}
-	return ridPrefix + "-" + strconv.FormatUint(ridCounter.Add(1), 10)
+	return ridPrefix() + "-" + strconv.FormatUint(ridCounter.Add(1), 10)
 }
 
 func isToken(s string) bool {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 )
 
 // routes builds the router. No middleware here may wrap the
@@ -14,7 +13,7 @@ import (
 // compresses: both would turn sendfile into a copy loop.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.observe, s.auth, middleware.GetHead)
+	r.Use(s.observe, s.auth, getHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
@@ -47,6 +46,19 @@ func (s *Server) routes() http.Handler {
 		uf.serve(w, r, "assets/"+chi.URLParam(r, "*"))
 	})
 	return r
+}
+
+// getHead routes HEAD requests as GET (net/http then sends no body), as
+// chi's middleware.GetHead does for a router without HEAD routes. That
+// package is not imported: it links net/http/pprof and expvar, whose
+// initialisation every logdex process would pay.
+func getHead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			chi.RouteContext(r.Context()).RouteMethod = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // placeholderUI stands in until the web package provides the real UI.

@@ -235,7 +235,7 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 		}
 		ev.Str("result", run.Result).Float64("ms", run.Duration).Msg(run.Summary)
 	}
-	s.metrics.reindexRuns.WithLabelValues(run.Result).Inc()
+	s.metrics.reindexRuns.With(run.Result).Inc()
 
 	s.reindex.mu.Lock()
 	s.reindex.running = false

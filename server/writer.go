@@ -119,7 +119,7 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		total += n
 		w.bytes += n
 		w.fileBytes += n
-		w.srv.metrics.sendfileBytes.Add(float64(n))
+		w.srv.metrics.sendfileBytes.Add(uint64(max(n, 0)))
 		w.srv.metrics.sendfileCalls.Inc()
 		if remaining > 0 {
 			remaining -= n

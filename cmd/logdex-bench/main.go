@@ -4,9 +4,12 @@
 //	go run ./cmd/logdex-bench --mb 1024 --runs 5
 //	go run ./cmd/logdex-bench --smoke            # tiny, all sections, for CI
 //
-// It generates (or reuses, cached by size and seed under the user cache
-// directory) a corpus with fixtures/loggen, builds the logdex binary with
-// go build, builds the index, and then measures, in one session and
+// It generates (or reuses, cached by profile, size and seed under the user
+// cache directory) corpora with fixtures/loggen — the loggen profile and
+// the high-cardinality one, both by default (--profile) — builds the
+// logdex binary with CGO_ENABLED=0 go build (as it is released: a static
+// binary starts ~1 ms sooner), builds the indexes, and then measures, in
+// one session, on every corpus, and
 // interleaved (A B C A B C ...), whole-process logdex, in-process searches
 // (query.Searcher in this process), rg and grep. Every figure is a median of
 // several runs, after one untimed warm-up run (the page cache is warm), and
@@ -14,10 +17,12 @@
 // matching lines are verified between logdex, rg and grep; a mismatch is
 // reported loudly and makes the exit status 3.
 //
-// Sections (--only): index, query, scaling, server. A section whose
+// Sections (--only): index, query, server (per corpus), scaling and warmup
+// (loggen profile only). A section whose
 // prerequisites are missing (no index yet, no `logdex serve`) is skipped
-// with a note. The report is Markdown on stdout (and --out FILE) and JSON
-// (--json FILE) with a description of the machine.
+// with a note. The report is Markdown on stdout (and --out FILE, where it
+// replaces the part between the markers, see writeOut) and JSON (--json
+// FILE) with a description of the machine.
 package main
 
 import (
@@ -33,10 +38,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/logdex/logdex/fixtures/loggen"
 )
 
 // config is the parsed command line.
 type config struct {
+	profiles      []string // loggen profiles of the generated corpora
 	mb, seed      int64
 	runs          int
 	indexRuns     int
@@ -70,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("logdex-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&c.mb, "mb", 1024, "corpus size in MiB")
+	profile := fs.String("profile", "both", "corpora: loggen, highcard or both (the index, query and server sections run on each)")
 	fs.Int64Var(&c.seed, "seed", 1, "corpus generator seed")
 	fs.IntVar(&c.runs, "runs", 5, "timed runs per figure (medians of these)")
 	fs.IntVar(&c.indexRuns, "index-runs", 3, "timed indexing runs")
@@ -100,6 +109,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 				fs.Set(name, v)
 			}
 		}
+	}
+	switch *profile {
+	case "both":
+		c.profiles = loggen.Profiles()
+	case loggen.ProfileLoggen, loggen.ProfileHighCard:
+		c.profiles = []string{*profile}
+	default:
+		return nil, fmt.Errorf("--profile: want loggen, highcard or both, not %q", *profile)
+	}
+	if c.corpusDir != "" {
+		c.profiles = c.profiles[:1] // one given tree; its queries are those of the first profile
 	}
 	if *scale == "" {
 		*scale = fmt.Sprintf("%d,%d", max(c.mb/4, 1), c.mb)
@@ -200,7 +220,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	md := b.rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if cfg.out != "" {
-		if err := os.WriteFile(cfg.out, []byte(md), 0o644); err != nil {
+		if err := writeOut(cfg.out, md); err != nil {
 			fmt.Fprintln(stderr, "logdex-bench:", err)
 			return 1
 		}
@@ -233,24 +253,36 @@ func (b *bench) all() error {
 	if err := b.buildBinary(); err != nil {
 		return err
 	}
-	var main *corpus
+	// Each section runs on every corpus before the next section starts, so
+	// that the figures of the corpora come from the same stretch of time.
 	if cfg.only["index"] || cfg.only["query"] || cfg.only["server"] {
-		if main, err = b.corpus(cfg.mb); err != nil {
-			return err
+		for _, p := range cfg.profiles {
+			c, err := b.corpus(p, cfg.mb)
+			if err != nil {
+				return err
+			}
+			ix := cfg.indexDir
+			if ix == "" {
+				ix = b.indexCachePath(c)
+			}
+			b.rep.Corpora = append(b.rep.Corpora, &CorpusResult{Profile: p, Corpus: c, index: ix})
 		}
-		b.rep.Corpus = main
 	}
-	ixDir := cfg.indexDir
-	if ixDir == "" && main != nil {
-		ixDir = b.indexCachePath(main)
+	perCorpus := func(section func(*CorpusResult) error) error {
+		for _, cr := range b.rep.Corpora {
+			if err := section(cr); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if cfg.only["index"] {
-		if err := b.indexing(main, ixDir); err != nil {
+		if err := perCorpus(b.indexing); err != nil {
 			return err
 		}
 	}
 	if cfg.only["query"] {
-		if err := b.queries(main, ixDir); err != nil {
+		if err := perCorpus(b.queries); err != nil {
 			return err
 		}
 	}
@@ -260,7 +292,7 @@ func (b *bench) all() error {
 		}
 	}
 	if cfg.only["server"] {
-		if err := b.server(main, ixDir); err != nil {
+		if err := perCorpus(b.server); err != nil {
 			return err
 		}
 	}

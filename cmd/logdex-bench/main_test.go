@@ -93,6 +93,7 @@ func fakeServe(args []string) int {
 // TestSmoke runs the whole tool as CI does: tiny corpus, every section,
 // one run each, counts verified against rg and grep.
 func TestSmoke(t *testing.T) {
+	t.Parallel() // these check what is reported, not how fast: they may share the CPUs
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	js := filepath.Join(dir, "bench.json")
@@ -101,8 +102,10 @@ func TestSmoke(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries (median of 1)",
-		"selective term `mallory`", "### Scaling", "### Server", "Full run took"} {
+	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries, loggen corpus (median of 1)",
+		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
+		"### Speed-up over rg, geometric mean of the queries", "| highcard | 15 |", "### Scaling", "### Server, loggen corpus",
+		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -110,8 +113,8 @@ func TestSmoke(t *testing.T) {
 	if strings.Contains(out.String(), "MISMATCH") {
 		t.Errorf("count mismatch:\n%s", out.String())
 	}
-	if f, _ := os.ReadFile(md); !bytes.Equal(f, out.Bytes()) {
-		t.Errorf("--out differs from stdout")
+	if f, _ := os.ReadFile(md); string(f) != beginMarker+"\n"+out.String()+endMarker+"\n" {
+		t.Errorf("--out is not stdout between the markers")
 	}
 	var rep Report
 	b, err := os.ReadFile(js)
@@ -121,12 +124,22 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Machine.Cores == 0 || rep.Indexing == nil || rep.Queries == nil || len(rep.Queries.Rows) != 12 {
+	if rep.Machine.Cores == 0 || len(rep.Corpora) != 2 {
 		t.Fatalf("incomplete JSON: %s", b)
 	}
-	for _, r := range rep.Queries.Rows {
-		if r.Hits == 0 && r.Needle != "" {
-			t.Errorf("needle query %q found nothing", r.Text)
+	for i, want := range []struct {
+		profile string
+		queries int
+	}{{"loggen", 12}, {"highcard", 15}} {
+		cr := rep.Corpora[i]
+		if cr.Profile != want.profile || cr.Indexing == nil || cr.Queries == nil || len(cr.Queries.Rows) != want.queries ||
+			cr.Queries.GeoCLI <= 0 || cr.Server == nil || len(cr.Server.Load) == 0 {
+			t.Fatalf("incomplete JSON for %s: %s", want.profile, b)
+		}
+		for _, r := range cr.Queries.Rows {
+			if r.Hits == 0 && r.Needle != "" {
+				t.Errorf("%s: needle query %q found nothing", cr.Profile, r.Text)
+			}
 		}
 	}
 	if rep.Scaling == nil || len(rep.Scaling.Rows) != 2 {
@@ -134,13 +147,14 @@ func TestSmoke(t *testing.T) {
 	}
 	// A second run reuses the cached corpus and index: --only query alone works.
 	out.Reset()
-	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "query"}, &out, &errOut); code != 0 ||
+	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "query", "--profile", "highcard"}, &out, &errOut); code != 0 ||
 		strings.Contains(out.String(), "Skipped") {
 		t.Fatalf("--only query: exit %d\n%s", code, out.String())
 	}
 }
 
 func TestOnlyQueryWithoutIndexIsSkipped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "queries"}, &out, &errOut); code != 0 {
@@ -172,19 +186,20 @@ func TestServerSection(t *testing.T) {
 		if wrk {
 			b.rep.Machine.Wrk = "wrk"
 		}
-		c, err := b.corpus(0)
+		c, err := b.corpus(loggen.ProfileLoggen, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cr := &CorpusResult{Profile: c.Profile, Corpus: c, index: ixDir}
 		wantLoad := 5 // mallory at 1, 16, 64 connections cached, 1 and 64 uncached
 		if _, ok := c.needle(loggen.NeedleReqID); ok {
 			wantLoad += 2
 		}
 		t0 := time.Now()
-		if err := b.server(c, ixDir); err != nil {
+		if err := b.server(cr); err != nil {
 			t.Fatal(err)
 		}
-		res := b.rep.Server
+		res := cr.Server
 		if res.Skipped != "" || len(res.Startup) != 3 || len(res.Load) != wantLoad || len(res.Transfer) != 3 {
 			t.Fatalf("wrk=%v: %+v", wrk, res)
 		}
@@ -199,6 +214,7 @@ func TestServerSection(t *testing.T) {
 				t.Errorf("transfer %+v, want %d bytes", tr, size)
 			}
 		}
+		b.rep.Corpora = []*CorpusResult{cr}
 		md := b.rep.Markdown()
 		if !strings.Contains(md, "| mallory (100 of its hits) | off | 64 |") || !strings.Contains(md, "| staged |") {
 			t.Errorf("server markdown:\n%s", md)
@@ -231,5 +247,49 @@ func TestCellAndQuote(t *testing.T) {
 	}
 	if got := reproduce([]string{"--mb", "16", "--only", "index,query", "--out", "a b"}); got != "go run ./cmd/logdex-bench --mb 16 --only index,query --out 'a b'" {
 		t.Errorf("reproduce = %q", got)
+	}
+}
+
+// TestWriteOut checks that --out replaces the generated part of a file and
+// keeps the rest, and leaves a file without markers alone.
+func TestWriteOut(t *testing.T) {
+	dir := t.TempDir()
+	gen := func(md string) string { return beginMarker + "\n" + md + endMarker + "\n" }
+	tests := []struct {
+		name, before, md, after string
+		err                     bool
+	}{
+		{"new file", "", "report 1\n", gen("report 1\n"), false},
+		{"replaced, the rest kept", "# Title\n\n" + gen("old\nreport\n") + "\n## Hand-written\n\ntext\n", "new\n",
+			"# Title\n\n" + gen("new\n") + "\n## Hand-written\n\ntext\n", false},
+		{"generated part last", gen("old\n"), "new\n", gen("new\n"), false},
+		{"no markers", "hand-written only\n", "new\n", "hand-written only\n", true},
+		{"end before begin", endMarker + "\n" + beginMarker + "\n", "new\n", endMarker + "\n" + beginMarker + "\n", true},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprint(i)+".md")
+			if tc.before != "" {
+				os.WriteFile(path, []byte(tc.before), 0o644)
+			}
+			err := writeOut(path, tc.md)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if got, _ := os.ReadFile(path); string(got) != tc.after {
+				t.Errorf("file:\n%s\nwant:\n%s", got, tc.after)
+			}
+		})
+	}
+}
+
+func TestGeomean(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{4}, 4}, {[]float64{2, 8}, 4}, {[]float64{0.5, 2, 1}, 1}} {
+		if got := geomean(tc.xs); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("geomean(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -301,7 +302,7 @@ type QueryResult struct {
 	Mismatch    string           `json:"mismatch,omitempty"`
 }
 
-// QueriesResult is the query section.
+// QueriesResult is the query section of one corpus.
 type QueriesResult struct {
 	Skipped string         `json:"skipped,omitempty"`
 	Index   string         `json:"index,omitempty"`
@@ -309,6 +310,27 @@ type QueriesResult struct {
 	InProc  string         `json:"inproc_min_per_round"`
 	Rows    []*QueryResult `json:"rows,omitempty"`
 	Tools   []string       `json:"tools,omitempty"` // engines measured
+	// Geometric means over the rows of rg's time over logdex's.
+	GeoCLI    float64 `json:"geomean_rg_over_cli,omitempty"`
+	GeoInProc float64 `json:"geomean_rg_over_inproc,omitempty"`
+	GeoN      int     `json:"geomean_queries,omitempty"`
+	speedups  [2][]float64
+}
+
+func (r *QueriesResult) geomeans() {
+	r.GeoCLI, r.GeoInProc, r.GeoN = geomean(r.speedups[0]), geomean(r.speedups[1]), len(r.speedups[0])
+}
+
+// geomean is the geometric mean of positive xs (0 for none).
+func geomean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs)))
 }
 
 func (b *bench) haveTool(name string) bool {
@@ -331,10 +353,11 @@ func openSearcher(dir string) (*query.Searcher, func(), error) {
 	return s, func() { s.Close(); ix.Close() }, nil
 }
 
-func (b *bench) queries(c *corpus, ixDir string) error {
+func (b *bench) queries(cr *CorpusResult) error {
+	c := cr.Corpus
 	res := &QueriesResult{Runs: b.cfg.runs, InProc: b.cfg.inprocMin.String()}
-	b.rep.Queries = res
-	ix, why := b.readyIndex(c, ixDir, false)
+	cr.Queries = res
+	ix, why := b.readyIndex(c, cr.index, false)
 	if why != "" {
 		res.Skipped = why
 		b.logf("queries skipped: %s", why)
@@ -348,11 +371,16 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 	defer closeS()
 	warm(c.Dir, ix)
 	for _, tool := range []string{"rg", "grep"} {
-		if !b.haveTool(tool) {
+		if !b.haveTool(tool) && c.Profile == b.cfg.profiles[0] {
 			b.note("%s is not installed: its columns are empty", tool)
 		}
 	}
-	for _, d := range queryDefs(choosePhrase(s, c)) {
+	defer res.geomeans()
+	defs := highcardQueryDefs()
+	if c.Profile != loggen.ProfileHighCard {
+		defs = queryDefs(choosePhrase(s, c))
+	}
+	for _, d := range defs {
 		b.logf("query %s: %s", d.Kind, d.Text)
 		cli := b.cliEngine(ix, c, d)
 		in, err := b.inprocEngine(s, c, d)
@@ -372,7 +400,7 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			}
 			// A failing command is a finding, not the end of the session.
 			msg := firstLine(err.Error())
-			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("query %s (%s) FAILED: %s", d.Text, d.Kind, msg))
+			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("%s corpus, query %s (%s) FAILED: %s", c.Profile, d.Text, d.Kind, msg))
 			res.Rows = append(res.Rows, &QueryResult{qdef: d, Mismatch: "failed: " + msg})
 			b.logf("FAILED: %s", msg)
 			continue
@@ -386,7 +414,7 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			expect, from = int64(n.Lines), "loggen's planted count"
 		}
 		if row.Mismatch = checkCounts(es, expect, from); row.Mismatch != "" {
-			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("query %s (%s): %s", d.Text, d.Kind, row.Mismatch))
+			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("%s corpus, query %s (%s): %s", c.Profile, d.Text, d.Kind, row.Mismatch))
 			b.logf("COUNT MISMATCH: %s", row.Mismatch)
 		}
 		if rg := row.Times["rg"]; rg != nil {
@@ -394,93 +422,15 @@ func (b *bench) queries(c *corpus, ixDir string) error {
 			row.RatioInProc = rg.Median / row.Times[in.name].Median
 		}
 		res.Rows = append(res.Rows, row)
+		if row.RatioCLI > 0 {
+			res.speedups[0] = append(res.speedups[0], row.RatioCLI)
+			res.speedups[1] = append(res.speedups[1], row.RatioInProc)
+		}
 		if len(res.Tools) == 0 {
 			for _, e := range es {
 				res.Tools = append(res.Tools, e.name)
 			}
 		}
-	}
-	return nil
-}
-
-// ScaleRow is the selective query at one corpus size.
-type ScaleRow struct {
-	MB          int64            `json:"mb"`
-	Bytes       int64            `json:"bytes"`
-	Hits        int64            `json:"hits"`
-	Times       map[string]*Dist `json:"times"`
-	RatioCLI    float64          `json:"rg_over_cli"`
-	RatioInProc float64          `json:"rg_over_inproc"`
-	Mismatch    string           `json:"mismatch,omitempty"`
-}
-
-// ScalingResult is the scaling section.
-type ScalingResult struct {
-	Query   string      `json:"query"`
-	Runs    int         `json:"runs"`
-	Skipped string      `json:"skipped,omitempty"`
-	Rows    []*ScaleRow `json:"rows,omitempty"`
-}
-
-// scaling runs the selective term at several corpus sizes, all sizes
-// interleaved in the same rounds.
-func (b *bench) scaling() error {
-	d := term("selective term", "mallory")
-	res := &ScalingResult{Query: d.Text, Runs: b.cfg.runs}
-	b.rep.Scaling = res
-	if !b.haveTool("rg") {
-		res.Skipped = "rg is not installed"
-		b.logf("scaling skipped: %s", res.Skipped)
-		return nil
-	}
-	var all []*engine
-	type sized struct {
-		c   *corpus
-		es  []*engine
-		row *ScaleRow
-	}
-	var ss []sized
-	for _, mb := range b.cfg.scaleMB {
-		c, err := b.generated(mb)
-		if err != nil {
-			return err
-		}
-		ix, why := b.readyIndex(c, b.indexCachePath(c), true)
-		if why != "" {
-			res.Skipped = why
-			b.logf("scaling skipped: %s", why)
-			return nil
-		}
-		s, closeS, err := openSearcher(ix)
-		if err != nil {
-			return err
-		}
-		defer closeS()
-		warm(c.Dir, ix)
-		in, err := b.inprocEngine(s, c, d)
-		if err != nil {
-			return err
-		}
-		es := []*engine{b.cliEngine(ix, c, d), in, b.rgEngine(c, d)}
-		all = append(all, es...)
-		ss = append(ss, sized{c, es, &ScaleRow{MB: mb, Bytes: c.Bytes, Times: map[string]*Dist{}}})
-	}
-	b.logf("scaling: %s at %v MiB", d.Text, b.cfg.scaleMB)
-	if err := b.interleave(all, b.cfg.runs); err != nil {
-		return err
-	}
-	for _, s := range ss {
-		r := s.row
-		for _, e := range s.es {
-			r.Times[e.name] = distOf(e.samples, e.name != "logdex in-process")
-		}
-		r.Hits = s.es[0].first
-		rg := r.Times["rg"].Median
-		r.RatioCLI, r.RatioInProc = rg/r.Times["logdex CLI -c"].Median, rg/r.Times["logdex in-process"].Median
-		if r.Mismatch = checkCounts(s.es, -1, ""); r.Mismatch != "" {
-			b.rep.Mismatches = append(b.rep.Mismatches, fmt.Sprintf("scaling %d MiB: %s", r.MB, r.Mismatch))
-		}
-		res.Rows = append(res.Rows, r)
 	}
 	return nil
 }

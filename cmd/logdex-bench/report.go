@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,17 +10,52 @@ import (
 
 // Report is everything one session measured.
 type Report struct {
-	Command    string         `json:"command"`
-	Machine    Machine        `json:"machine"`
-	Corpus     *corpus        `json:"corpus,omitempty"`
-	Indexing   *IndexResult   `json:"indexing,omitempty"`
-	Queries    *QueriesResult `json:"queries,omitempty"`
-	Scaling    *ScalingResult `json:"scaling,omitempty"`
-	Server     *ServerResult  `json:"server,omitempty"`
-	Warmup     *WarmupResult  `json:"warmup,omitempty"`
-	Mismatches []string       `json:"mismatches"`
-	Notes      []string       `json:"notes,omitempty"`
-	Elapsed    string         `json:"elapsed"`
+	Command    string          `json:"command"`
+	Machine    Machine         `json:"machine"`
+	Corpora    []*CorpusResult `json:"corpora,omitempty"`
+	Scaling    *ScalingResult  `json:"scaling,omitempty"` // loggen profile
+	Warmup     *WarmupResult   `json:"warmup,omitempty"`  // loggen profile
+	Mismatches []string        `json:"mismatches"`
+	Notes      []string        `json:"notes,omitempty"`
+	Elapsed    string          `json:"elapsed"`
+}
+
+// CorpusResult is what the per-corpus sections measured on one corpus.
+type CorpusResult struct {
+	Profile  string         `json:"profile"`
+	Corpus   *corpus        `json:"corpus"`
+	Indexing *IndexResult   `json:"indexing,omitempty"`
+	Queries  *QueriesResult `json:"queries,omitempty"`
+	Server   *ServerResult  `json:"server,omitempty"`
+	index    string         // the index directory of the corpus
+}
+
+// The generated part of a Markdown file that --out writes lies between
+// these lines; the rest of the file is the authors'.
+const (
+	beginMarker = "<!-- logdex-bench: generated from here to the end marker; edit nothing in between -->"
+	endMarker   = "<!-- logdex-bench: end of the generated part -->"
+)
+
+// writeOut writes the report md into path: a new file is the report
+// between the markers; an existing one has the part between its markers
+// replaced, and is left alone, with an error, if it has none.
+func writeOut(path, md string) error {
+	gen := beginMarker + "\n" + md + endMarker + "\n"
+	old, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return os.WriteFile(path, []byte(gen), 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	s := string(old)
+	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no generated part (a line %q, later a line %q): not overwritten", path, beginMarker, endMarker)
+	}
+	rest := strings.TrimPrefix(s[j+len(endMarker):], "\n")
+	return os.WriteFile(path, []byte(s[:i]+gen+rest), 0o644)
 }
 
 // WriteJSON writes the report to path.
@@ -44,9 +80,13 @@ func (r *Report) Markdown() string {
 	if m.LogdexTree != "" {
 		tree = " (" + m.LogdexTree + ")"
 	}
-	p("logdex: commit %s%s, binary built with `go build` for this run  \n", orNA(m.LogdexRev), tree)
-	if r.Corpus != nil {
-		p("Corpus: %s; page cache warm (files read once, and one untimed warm-up run of every command before the timed runs)  \n", r.Corpus.describe())
+	p("logdex: commit %s%s, binary built with `CGO_ENABLED=0 go build` for this run  \n", orNA(m.LogdexRev), tree)
+	for _, cr := range r.Corpora {
+		p("Corpus %s: %s  \n", cr.Profile, cr.Corpus.describe())
+	}
+	if len(r.Corpora) > 0 {
+		p("Page cache warm: files read once, and one untimed warm-up run of every command before the timed runs. " +
+			"Each section runs on every corpus in turn.  \n")
 	}
 	p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
 		"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
@@ -58,9 +98,14 @@ func (r *Report) Markdown() string {
 		p("\n")
 	}
 	r.mdIndexing(p)
-	r.mdQueries(p)
+	for _, cr := range r.Corpora {
+		cr.mdQueries(p)
+	}
+	r.mdSpeedups(p)
 	r.mdScaling(p)
-	r.mdServer(p)
+	for _, cr := range r.Corpora {
+		cr.mdServer(p)
+	}
 	r.mdWarmup(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")
@@ -76,23 +121,51 @@ func (r *Report) Markdown() string {
 type printf func(format string, a ...any)
 
 func (r *Report) mdIndexing(p printf) {
-	x := r.Indexing
-	if x == nil {
+	var rows []*CorpusResult
+	for _, cr := range r.Corpora {
+		if cr.Indexing != nil {
+			rows = append(rows, cr)
+		}
+	}
+	if len(rows) == 0 {
 		return
 	}
-	p("### Indexing (whole process, median of %d)\n\n", x.Runs)
-	p("| MB/s | wall | CPU user+sys | peak RSS | index size | %% of raw | no-change re-run |\n|---|---|---|---|---|---|---|\n")
-	p("| %.0f [%.0f–%.0f] | %s | %s | %s (max %s) | %.1f MB | %.1f%% | %s |\n\n", x.MBps, x.MBpsMin, x.MBpsMax,
-		cell(x.Wall), cell(x.CPU), mib(x.PeakRSS), mib(x.PeakRSSMax), float64(x.IndexBytes)/1e6, x.PctRaw, cell(x.Rerun))
-	p("`%s` into a fresh directory each run; MB = 10^6 bytes of raw logs; peak RSS from wait4's rusage.\n\n", x.Command)
+	p("### Indexing (whole process, median of %d)\n\n", rows[0].Indexing.Runs)
+	p("| corpus | MB/s | wall | CPU user+sys | peak RSS | index size | %% of raw | no-change re-run |\n|---|---|---|---|---|---|---|---|\n")
+	for _, cr := range rows {
+		x := cr.Indexing
+		p("| %s | %.0f [%.0f–%.0f] | %s | %s | %s (max %s) | %.1f MB | %.1f%% | %s |\n", cr.Profile, x.MBps, x.MBpsMin, x.MBpsMax,
+			cell(x.Wall), cell(x.CPU), mib(x.PeakRSS), mib(x.PeakRSSMax), float64(x.IndexBytes)/1e6, x.PctRaw, cell(x.Rerun))
+	}
+	p("\n`logdex index -q --index FRESH_DIR CORPUS` into a fresh directory each run; MB = 10^6 bytes of raw logs; peak RSS from wait4's rusage.\n\n")
 }
 
-func (r *Report) mdQueries(p printf) {
-	x := r.Queries
+// mdSpeedups sums up the query sections: per corpus, the geometric mean of
+// rg's time over logdex's.
+func (r *Report) mdSpeedups(p printf) {
+	var rows []*CorpusResult
+	for _, cr := range r.Corpora {
+		if cr.Queries != nil && cr.Queries.GeoCLI > 0 {
+			rows = append(rows, cr)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	p("### Speed-up over rg, geometric mean of the queries\n\n| corpus | queries | logdex CLI vs rg | in-process vs rg |\n|---|--:|--:|--:|\n")
+	for _, cr := range rows {
+		q := cr.Queries
+		p("| %s | %d | %s | %s |\n", cr.Profile, q.GeoN, ratio(q.GeoCLI), ratio(q.GeoInProc))
+	}
+	p("\n")
+}
+
+func (cr *CorpusResult) mdQueries(p printf) {
+	x := cr.Queries
 	if x == nil {
 		return
 	}
-	p("### Queries (median of %d)\n\n", x.Runs)
+	p("### Queries, %s corpus (median of %d)\n\n", cr.Profile, x.Runs)
 	if x.Skipped != "" {
 		p("_Skipped: %s._\n\n", x.Skipped)
 		return
@@ -146,19 +219,19 @@ func (r *Report) mdScaling(p printf) {
 	p("\nAll sizes measured interleaved in the same rounds. The index's cost follows the hits, a scan's the bytes: the ratio should grow with size.\n\n")
 }
 
-func (r *Report) mdServer(p printf) {
-	x := r.Server
+func (cr *CorpusResult) mdServer(p printf) {
+	x := cr.Server
 	if x == nil {
 		return
 	}
-	p("### Server\n\n")
+	p("### Server, %s corpus\n\n", cr.Profile)
 	if x.Skipped != "" {
 		p("_Skipped: %s. Placeholders, measured once `logdex serve` exists: search QPS and p50/p99 at 1/16/64 connections, "+
 			"sendfile vs copy-loop throughput, start-up to first answer per warm-up mode._\n\n", x.Skipped)
 		return
 	}
 	if len(x.Startup) > 0 {
-		p("Start-up, exec to first answer of `%s` (page cache warm):\n\n| warm-up mode | first answer | /readyz 200 |\n|---|--:|--:|\n", searchPath)
+		p("Start-up, exec to first answer of `%s` (page cache warm):\n\n| warm-up mode | first answer | /readyz 200 |\n|---|--:|--:|\n", x.Probe)
 		for _, s := range x.Startup {
 			p("| %s | %s | %s |\n", s.Mode, cell(s.FirstAnswer), cell(s.Ready))
 		}

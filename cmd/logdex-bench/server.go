@@ -22,6 +22,7 @@ import (
 // `serve` command (probed with `logdex serve -h`).
 type ServerResult struct {
 	Skipped  string        `json:"skipped,omitempty"`
+	Probe    string        `json:"probe,omitempty"` // the search whose first answer start-up waits for
 	Load     []LoadRow     `json:"load,omitempty"`
 	LoadTool string        `json:"load_tool,omitempty"`
 	Transfer []TransferRow `json:"transfer,omitempty"`
@@ -85,9 +86,14 @@ func (b *bench) probeServe() serveProbe {
 	return p
 }
 
-func (b *bench) server(c *corpus, ixDir string) error {
-	res := &ServerResult{}
-	b.rep.Server = res
+func (b *bench) server(cr *CorpusResult) error {
+	c, ixDir := cr.Corpus, cr.index
+	res := &ServerResult{Probe: searchPath(c)}
+	cr.Server = res
+	common, needle := "mallory (100 of its hits)", loggen.NeedleReqID
+	if c.Profile == loggen.ProfileHighCard {
+		common, needle = "error (100 of its hits)", loggen.NeedleTrace
+	}
 	p := b.probeServe()
 	if !p.exists {
 		res.Skipped = p.why
@@ -112,7 +118,7 @@ func (b *bench) server(c *corpus, ixDir string) error {
 	if _, _, err := s.waitUp(b.ctx, 2*time.Minute); err != nil {
 		return err
 	}
-	if err := b.serverLoad(res, s, "mallory (100 of its hits)", searchPath, true, []int{1, 16, 64}); err != nil {
+	if err := b.serverLoad(res, s, common, res.Probe, true, []int{1, 16, 64}); err != nil {
 		return err
 	}
 	if err := b.serverTransfer(res, s, c); err != nil {
@@ -128,21 +134,23 @@ func (b *bench) server(c *corpus, ixDir string) error {
 	if _, _, err := nc.waitUp(b.ctx, 2*time.Minute); err != nil {
 		return err
 	}
-	if n, ok := c.needle(loggen.NeedleReqID); ok {
+	if n, ok := c.needle(needle); ok {
 		p := "/api/search?q=" + url.QueryEscape(n.Text) + "&mode=query&limit=100"
-		if err := b.serverLoad(res, nc, fmt.Sprintf("request id (%d line%s)", n.Lines, plural(n.Lines)), p, false, []int{1, 64}); err != nil {
+		what := map[string]string{loggen.NeedleReqID: "request id", loggen.NeedleTrace: "trace id"}[needle]
+		if err := b.serverLoad(res, nc, fmt.Sprintf("%s (%d line%s)", what, n.Lines, plural(n.Lines)), p, false, []int{1, 64}); err != nil {
 			return err
 		}
 	} else {
-		res.Notes = append(res.Notes, "no planted request id in this corpus: needle load not measured")
+		res.Notes = append(res.Notes, "no planted "+needle+" needle in this corpus: needle load not measured")
 	}
-	return b.serverLoad(res, nc, "mallory (100 of its hits)", searchPath, false, []int{1, 64})
+	return b.serverLoad(res, nc, common, res.Probe, false, []int{1, 64})
 }
 
 // served is a running logdex serve.
 type served struct {
 	cmd   *exec.Cmd
 	addr  string
+	probe string // searchPath of the corpus
 	start time.Time
 	log   string
 	exit  chan error
@@ -170,7 +178,7 @@ func (b *bench) startServer(c *corpus, ix string, extra []string) (*served, erro
 	args := append([]string{"serve", "--addr", addr, "--index", ix}, extra...)
 	cmd := exec.Command(b.bin, append(args, c.Dir)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	s := &served{cmd: cmd, addr: addr, log: logf.Name(), exit: make(chan error, 1)}
+	s := &served{cmd: cmd, addr: addr, probe: searchPath(c), log: logf.Name(), exit: make(chan error, 1)}
 	s.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -181,8 +189,14 @@ func (b *bench) startServer(c *corpus, ix string, extra []string) (*served, erro
 
 func (s *served) url(path string) string { return "http://" + s.addr + path }
 
-// searchPath is the query the server section asks.
-const searchPath = "/api/search?q=mallory&mode=query&limit=100"
+// searchPath is the query the server section asks of a corpus: a term
+// with more than a page (100) of hits.
+func searchPath(c *corpus) string {
+	if c.Profile == loggen.ProfileHighCard {
+		return "/api/search?q=error&mode=query&limit=100"
+	}
+	return "/api/search?q=mallory&mode=query&limit=100"
+}
 
 // waitUp polls the search endpoint and /readyz until both answer 200 and
 // returns the time from exec to each.
@@ -201,7 +215,7 @@ func (s *served) waitUp(ctx context.Context, limit time.Duration) (first, ready 
 		return resp.StatusCode == http.StatusOK
 	}
 	for first == 0 || ready == 0 {
-		if first == 0 && ok(searchPath) {
+		if first == 0 && ok(s.probe) {
 			first = time.Since(s.start)
 		}
 		if ready == 0 && ok("/readyz") {
@@ -212,7 +226,7 @@ func (s *served) waitUp(ctx context.Context, limit time.Duration) (first, ready 
 			s.exit <- err
 			return 0, 0, fmt.Errorf("logdex serve exited (%v): %s", err, tail(s.log))
 		case <-ctx.Done():
-			return 0, 0, fmt.Errorf("logdex serve: no answer to %s and /readyz within %v: %s", searchPath, limit, tail(s.log))
+			return 0, 0, fmt.Errorf("logdex serve: no answer to %s and /readyz within %v: %s", s.probe, limit, tail(s.log))
 		case <-time.After(5 * time.Millisecond):
 		}
 	}

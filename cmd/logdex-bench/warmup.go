@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logdex/logdex/fixtures/loggen"
 	"github.com/logdex/logdex/mmapstore"
 )
 
@@ -65,9 +66,9 @@ func (b *bench) warmup() error {
 	var err error
 	ix := b.cfg.indexDir
 	if b.cfg.corpusDir != "" && ix != "" { // --corpus and --index given: measure those
-		c, err = b.corpus(0)
+		c, err = b.corpus(loggen.ProfileLoggen, 0)
 	} else {
-		c, err = b.generated(b.cfg.warmupMB)
+		c, err = b.generated(loggen.ProfileLoggen, b.cfg.warmupMB)
 		if err == nil {
 			var why string
 			if ix, why = b.readyIndex(c, b.indexCachePath(c), true); why != "" {

@@ -9,16 +9,17 @@ import (
 )
 
 func main() {
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, exitsAfter: true}
 	// LOGDEX_CPUPROFILE=file profiles any command (for performance work).
 	if p := os.Getenv("LOGDEX_CPUPROFILE"); p != "" {
 		f, err := os.Create(p)
 		if err == nil && pprof.StartCPUProfile(f) == nil {
-			code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			code := e.run(os.Args[1:])
 			pprof.StopCPUProfile()
 			f.Close()
 			os.Exit(code)
 		}
 		fmt.Fprintln(os.Stderr, "logdex: cannot write CPU profile:", err)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(e.run(os.Args[1:]))
 }

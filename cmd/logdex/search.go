@@ -144,14 +144,23 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	oi, err := e.openForSearch(ctx, sf.index, pos, sf.noUpdate)
+	// No signal handler while reading: like grep, a search dies of
+	// SIGINT. Only writing the index installs one (updateInterruptibly),
+	// and --follow, which runs until interrupted and exits 0 then.
+	ctx := context.Background()
+	if sf.follow {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
 	}
-	defer func() { oi.close() }()
+	if !e.exitsAfter || sf.follow {
+		defer func() { oi.close() }()
+	}
 	searcher, withPath := oi.s, oi.withPath
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
@@ -202,7 +211,7 @@ func (e *env) search(args []string) int {
 		// is exact, but every search until then would read those files.
 		if sf.noUpdate {
 			fmt.Fprintln(e.stderr, "logdex: run logdex index to rebuild the damaged segments")
-		} else if _, rerr := e.updateIndex(ctx, oi.dir, oi.build, 0, false, zerolog.WarnLevel); rerr != nil {
+		} else if rerr := e.updateInterruptibly(oi.dir, oi.build, false); rerr != nil {
 			fmt.Fprintln(e.stderr, "logdex: rebuilding the damaged segments failed:", rerr)
 		} else {
 			fmt.Fprintln(e.stderr, "logdex: the damaged segments were rebuilt")
@@ -241,7 +250,7 @@ func (e *env) search(args []string) int {
 // index keeps its own roots and the search is narrowed to the PATHs, each
 // of which must lie under one of them. It also tells whether paths are
 // printed (not when the only PATH is a file, as grep).
-func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
+func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
 	display := paths
 	if len(paths) == 0 && dirFlag == "" {
 		// Like grep -r without operands: search ".", print paths without "./".
@@ -251,7 +260,22 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	if err != nil {
 		return nil, err
 	}
-	roots, err := mmapstore.ReadRoots(dir)
+	var ix *mmapstore.Index
+	var roots []mmapstore.Root
+	if noUpdate {
+		// The index is searched as it is: open it straight away and take
+		// its roots, reading the manifest once (ReadRoots, then Open,
+		// read it twice). On any error the general path below says what
+		// is wrong, or rebuilds.
+		if ix, err = mmapstore.Open(dir); err == nil {
+			roots = ix.Roots()
+		} else {
+			ix = nil
+		}
+	}
+	if ix == nil {
+		roots, err = mmapstore.ReadRoots(dir)
+	}
 	build := paths // what the index is built for
 	switch {
 	case (errors.Is(err, mmapstore.ErrNoIndex) || errors.Is(err, mmapstore.ErrCorrupt)) && len(paths) > 0:
@@ -272,27 +296,32 @@ func (e *env) openForSearch(ctx context.Context, dirFlag string, paths []string,
 	}
 	var scopes []query.Scope
 	if roots != nil {
-		// Refuse PATHs outside the roots before touching the index.
+		// Refuse PATHs outside the roots before writing the index.
 		if scopes, err = scopeOperands(dir, roots, paths, display); err != nil {
+			if ix != nil {
+				ix.Close()
+			}
 			return nil, err
 		}
 	}
-	if !noUpdate || roots == nil {
-		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, err
-		}
-	}
-	ix, err := mmapstore.Open(dir)
-	if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
-		// An index this build cannot read answers nothing: rebuild it
-		// even when told not to update (the indexer says so in the log).
-		if _, err := e.updateIndex(ctx, dir, build, 0, true, zerolog.WarnLevel); err != nil {
-			return nil, err
+	if ix == nil {
+		if !noUpdate || roots == nil {
+			if err := e.updateInterruptibly(dir, build, true); err != nil {
+				return nil, err
+			}
 		}
 		ix, err = mmapstore.Open(dir)
-	}
-	if err != nil {
-		return nil, err
+		if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
+			// An index this build cannot read answers nothing: rebuild it
+			// even when told not to update (the indexer says so in the log).
+			if err := e.updateInterruptibly(dir, build, true); err != nil {
+				return nil, err
+			}
+			ix, err = mmapstore.Open(dir)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if scopes == nil || !sameRoots(ix.Roots(), roots) {
 		// Built (or rebuilt) just now: map the PATHs to the new roots.
@@ -318,6 +347,16 @@ type openedIndex struct {
 func (oi *openedIndex) close() {
 	oi.s.Close()
 	oi.ix.Close()
+}
+
+// updateInterruptibly brings the index in dir up to date for build; SIGINT
+// and SIGTERM stop the indexer cleanly. The handler lives only as long:
+// installing one starts a thread, a cost every search would pay.
+func (e *env) updateInterruptibly(dir string, build []string, progress bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := e.updateIndex(ctx, dir, build, 0, progress, zerolog.WarnLevel)
+	return err
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.
