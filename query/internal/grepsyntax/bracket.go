@@ -1,0 +1,157 @@
+package grepsyntax
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Bracket expressions, POSIX style: "[abc]", "[^abc]", ranges "a-z",
+// classes "[:alpha:]", collating symbols "[.x.]" and equivalence classes
+// "[=x=]" (in the C locale both hold exactly one character and mean it).
+// A backslash is an ordinary character inside brackets.
+
+type elemKind uint8
+
+const (
+	elemChar  elemKind = iota // a character, possibly written [.x.]
+	elemEquiv                 // [=x=]
+	elemClass                 // [:name:]
+)
+
+type bracketElem struct {
+	kind  elemKind
+	r     rune
+	class runeSet
+	plain bool // written as itself, not [.x.]
+}
+
+// bracket reads the bracket expression at p.pos ('[').
+func (p *parser) bracket() (*node, error) {
+	s, open := p.src, p.pos
+	i := open + 1
+	neg := i < len(s) && s[i] == '^'
+	if neg {
+		i++
+	}
+	if i >= len(s) {
+		return nil, &Error{Msg: msgBadRegexp, Pos: open}
+	}
+	var set runeSet
+	// grep's second reader rejects "[:alpha:]" written without the outer
+	// brackets: plain characters only, ':' first and last, not all ':'.
+	colonForm, nonColon, count := true, false, 0
+	var last rune
+	for first := true; ; first = false {
+		if i >= len(s) {
+			return nil, &Error{Msg: msgBracket, Pos: open}
+		}
+		if s[i] == ']' && !first {
+			i++
+			break
+		}
+		elemStart := i
+		e, next, err := p.bracketElem(i, open)
+		if err != nil {
+			return nil, err
+		}
+		i = next
+		count++
+		if !e.plain || (count == 1 && e.r != ':') {
+			colonForm = false
+		}
+		nonColon = nonColon || e.r != ':'
+		last = e.r
+		if !(i+1 < len(s) && s[i] == '-' && s[i+1] != ']') {
+			if e.kind == elemClass {
+				set = set.union(e.class)
+			} else {
+				set = set.add(e.r, e.r)
+			}
+			continue
+		}
+		// A range.
+		dash := i
+		colonForm = false
+		if e.kind != elemChar || strings.HasPrefix(s[dash+1:], "[=") || strings.HasPrefix(s[dash+1:], "[:") {
+			return nil, &Error{Msg: msgBadRange, Pos: dash}
+		}
+		end, next, err := p.bracketElem(dash+1, open)
+		if err != nil {
+			return nil, err
+		}
+		i = next
+		lo, hi := e.r, end.r
+		if p.fold {
+			// grep -i checks the order of the ends in upper case, but
+			// matches the range between the ends as written.
+			if upperASCII(lo) > upperASCII(hi) {
+				return nil, &Error{Msg: msgBadRange, Pos: elemStart}
+			}
+			asWritten := runeSet{}.add(lo, hi).foldASCII()
+			if !asWritten.equal(runeSet{}.add(upperASCII(lo), upperASCII(hi)).foldASCII()) {
+				p.diverge(elemStart)
+			}
+		} else if lo > hi {
+			return nil, &Error{Msg: msgBadRange, Pos: elemStart}
+		}
+		set = set.add(lo, hi)
+		if i+1 < len(s) && s[i] == '-' && s[i+1] != ']' {
+			return nil, &Error{Msg: msgBadRange, Pos: i}
+		}
+	}
+	if colonForm && count >= 2 && last == ':' && nonColon {
+		p.setLate(msgColonSyntax, open)
+	}
+	p.pos = i
+	if p.fold {
+		set = set.foldASCII()
+	}
+	if neg {
+		set = set.negate()
+	}
+	return setNode(set), nil
+}
+
+func upperASCII(r rune) rune {
+	if r >= 'a' && r <= 'z' {
+		return r - 'a' + 'A'
+	}
+	return r
+}
+
+// bracketElem reads one element of a bracket at i; open is the bracket's
+// '[' for errors.
+func (p *parser) bracketElem(i, open int) (bracketElem, int, error) {
+	s := p.src
+	if s[i] != '[' || i+1 >= len(s) || strings.IndexByte(".=:", s[i+1]) < 0 {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		return bracketElem{kind: elemChar, r: r, plain: true}, i + n, nil
+	}
+	delim := s[i+1]
+	end := strings.Index(s[i+2:], string(delim)+"]")
+	if end < 0 {
+		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
+	}
+	name := s[i+2 : i+2+end]
+	next := i + 2 + end + 2
+	if delim == ':' {
+		cls, ok := posixClasses[name]
+		if !ok {
+			return bracketElem{}, 0, &Error{Msg: msgBadClass, Pos: i}
+		}
+		return bracketElem{kind: elemClass, class: cls, r: -1}, next, nil
+	}
+	p.collating = true
+	// The bracket's end is looked for before the symbol is checked.
+	if next >= len(s) {
+		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
+	}
+	if len(name) != 1 {
+		return bracketElem{}, 0, &Error{Msg: msgBadCollate, Pos: i}
+	}
+	kind := elemChar
+	if delim == '=' {
+		kind = elemEquiv
+	}
+	return bracketElem{kind: kind, r: rune(name[0])}, next, nil
+}
