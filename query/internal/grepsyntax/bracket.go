@@ -50,7 +50,7 @@ func (p *parser) bracket() (*node, error) {
 			break
 		}
 		elemStart := i
-		e, next, err := p.bracketElem(i, open)
+		e, next, err := p.bracketElem(i, open, false)
 		if err != nil {
 			return nil, err
 		}
@@ -72,12 +72,15 @@ func (p *parser) bracket() (*node, error) {
 		// A range.
 		dash := i
 		colonForm = false
-		if e.kind != elemChar || strings.HasPrefix(s[dash+1:], "[=") || strings.HasPrefix(s[dash+1:], "[:") {
+		if e.kind != elemChar {
 			return nil, &Error{Msg: msgBadRange, Pos: dash}
 		}
-		end, next, err := p.bracketElem(dash+1, open)
+		end, next, err := p.bracketElem(dash+1, open, true)
 		if err != nil {
 			return nil, err
+		}
+		if end.kind != elemChar {
+			return nil, &Error{Msg: msgBadRange, Pos: dash}
 		}
 		i = next
 		lo, hi := e.r, end.r
@@ -89,7 +92,7 @@ func (p *parser) bracket() (*node, error) {
 			}
 			asWritten := runeSet{}.add(lo, hi).foldASCII()
 			if !asWritten.equal(runeSet{}.add(upperASCII(lo), upperASCII(hi)).foldASCII()) {
-				p.diverge(elemStart)
+				p.diverge(elemStart, divFoldRange)
 			}
 		} else if lo > hi {
 			return nil, &Error{Msg: msgBadRange, Pos: elemStart}
@@ -120,8 +123,12 @@ func upperASCII(r rune) rune {
 }
 
 // bracketElem reads one element of a bracket at i; open is the bracket's
-// '[' for errors.
-func (p *parser) bracketElem(i, open int) (bracketElem, int, error) {
+// '[' for errors. grep checks the parts of "[:name:]", "[=x=]" and
+// "[.x.]" in an order found by experiment: the terminator first; a class
+// or equivalence class ending a range is then an invalid range whatever
+// it holds; a collating symbol starting a range is checked only once
+// the bracket is known to go on.
+func (p *parser) bracketElem(i, open int, rangeEnd bool) (bracketElem, int, error) {
 	s := p.src
 	if s[i] != '[' || i+1 >= len(s) || strings.IndexByte(".=:", s[i+1]) < 0 {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -134,6 +141,9 @@ func (p *parser) bracketElem(i, open int) (bracketElem, int, error) {
 	}
 	name := s[i+2 : i+2+end]
 	next := i + 2 + end + 2
+	if rangeEnd && delim != '.' {
+		return bracketElem{kind: elemClass}, next, nil
+	}
 	if delim == ':' {
 		cls, ok := posixClasses[name]
 		if !ok {
@@ -142,8 +152,7 @@ func (p *parser) bracketElem(i, open int) (bracketElem, int, error) {
 		return bracketElem{kind: elemClass, class: cls, r: -1}, next, nil
 	}
 	p.collating = true
-	// The bracket's end is looked for before the symbol is checked.
-	if next >= len(s) {
+	if delim == '.' && !rangeEnd && next >= len(s) {
 		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
 	}
 	if len(name) != 1 {

@@ -78,8 +78,10 @@ const (
 
 // This package's refusals of patterns grep accepts.
 const (
-	msgBackref     = "back-references are not supported: they cannot be answered from the index"
-	msgDisagree    = "unsupported: grep's reading of this combination (a [.x.] or [=x=] bracket with a repeated anchor or word test, an ambiguous -i range, or a $ before ) or |) cannot be reproduced exactly"
+	msgBackref = "back-references are not supported: they cannot be answered from the index"
+	// grep matches a pattern with a [.x.] or [=x=] bracket differently;
+	// the constructs it reads differently there are refused (parse.go).
+	msgDisagree    = "unsupported: with a [.x.] or [=x=] bracket in the pattern, grep reads "
 	msgWordComplex = `unsupported: \< or \> in this position is too complex to translate`
 	msgNewline     = "pattern contains a newline"
 	msgBadUTF8     = "unsupported: pattern is not valid UTF-8"

@@ -48,50 +48,70 @@ func (p *parser) ivToken(i int) (k ivKind, next int, escComma bool) {
 	return ivOther, i + 1, false
 }
 
-// ivNumber reads decimal digits at i, saturating above dupMax; -1 when
-// there are none.
-func (p *parser) ivNumber(i int) (n, next int) {
+// ivField reads one count of an interval as grep's first reader does:
+// everything up to a comma, the closer or the end. n is the number, -1
+// when the field is empty, -2 when it holds anything but digits; stop is
+// the token that ended it and next the offset after that token.
+func (p *parser) ivField(i int, start int) (n int, stop ivKind, next int) {
 	n = -1
-	for i < len(p.src) && p.src[i] >= '0' && p.src[i] <= '9' {
-		n = min(max(n, 0)*10+int(p.src[i]-'0'), dupMax+1)
-		i++
+	for {
+		k, nx, esc := p.ivToken(i)
+		switch k {
+		case ivComma:
+			if esc {
+				p.setLate(msgBadBraceLow, start)
+			}
+			return n, k, nx
+		case ivClose, ivEnd:
+			return n, k, nx
+		case ivDigit:
+			if n != -2 {
+				n = min(max(n, 0)*10+int(p.src[i]-'0'), dupMax+1)
+			}
+		default:
+			n = -2
+		}
+		i = nx
 	}
-	return n, i
 }
 
 func (p *parser) openerLen() int { return 1 + int(p.syn) }
 
 // strictInterval reads the interval at p.pos as grep's first reader
 // does. ok is false when an ERE '{' does not start an interval and is a
-// literal; a BRE "\{" always starts one, or is an error.
+// literal; a BRE "\{" always starts one, or is an error. In ERE any
+// character other than digits and one comma makes the brace a literal;
+// in BRE it is an error, "Unmatched" when the pattern ends first.
 func (p *parser) strictInterval() (r repetition, ok bool, err error) {
 	start := p.pos
 	bad := &Error{Msg: msgBadBrace, Pos: start}
-	lo, i := p.ivNumber(start + p.openerLen())
+	unmatched := &Error{Msg: msgBrace, Pos: start}
+	lo, stop, next := p.ivField(start+p.openerLen(), start)
 	hi := lo
-	k, next, esc := p.ivToken(i)
-	comma := k == ivComma
+	comma := stop == ivComma
 	if comma {
-		if esc {
-			p.setLate(msgBadBraceLow, start)
+		if lo == -2 {
+			if p.syn == ERE {
+				return r, false, nil
+			}
+			return r, false, bad
 		}
-		hi, i = p.ivNumber(next)
-		k, next, esc = p.ivToken(i)
-		if k == ivComma {
-			return r, false, bad // a second comma is always an error
-		}
+		hi, stop, next = p.ivField(next, start)
 		lo = max(lo, 0)
 	}
-	if k != ivClose {
+	switch {
+	case stop == ivEnd:
 		if p.syn == ERE {
 			return r, false, nil
 		}
-		if p.closerAfter(i) {
-			return r, false, bad
+		return r, false, unmatched
+	case lo == -2 || hi == -2:
+		if p.syn == ERE {
+			return r, false, nil
 		}
-		return r, false, &Error{Msg: msgBrace, Pos: start}
-	}
-	switch {
+		return r, false, bad
+	case stop == ivComma: // a second comma
+		return r, false, bad
 	case lo < 0 && !comma: // "{}"
 		return r, false, bad
 	case hi >= 0 && lo > hi:
@@ -103,26 +123,14 @@ func (p *parser) strictInterval() (r repetition, ok bool, err error) {
 	return repetition{lo, hi}, true, nil
 }
 
-// closerAfter reports a "\}" at or after i in a basic expression.
-func (p *parser) closerAfter(i int) bool {
-	for i < len(p.src) {
-		k, next, _ := p.ivToken(i)
-		if k == ivClose {
-			return true
-		}
-		i = next
-	}
-	return false
-}
-
 // lenientInterval reads the interval at start as grep's second reader
 // does where the first takes the brace literally: a well-formed
 // interval, or none (ok false). end is the offset after it.
 func (p *parser) lenientInterval(start int) (r repetition, end int, ok bool) {
-	lo, i := p.ivNumber(start + p.openerLen())
+	lo, i := p.digits(start + p.openerLen())
 	hi := lo
 	if i < len(p.src) && p.src[i] == ',' {
-		hi, i = p.ivNumber(i + 1)
+		hi, i = p.digits(i + 1)
 		lo = max(lo, 0)
 	} else if lo < 0 {
 		return r, 0, false
@@ -135,4 +143,15 @@ func (p *parser) lenientInterval(start int) (r repetition, end int, ok bool) {
 		return r, 0, false
 	}
 	return repetition{lo, hi}, i + len(closer), true
+}
+
+// digits reads decimal digits at i, saturating above dupMax; -1 when
+// there are none.
+func (p *parser) digits(i int) (n, next int) {
+	n = -1
+	for i < len(p.src) && p.src[i] >= '0' && p.src[i] <= '9' {
+		n = min(max(n, 0)*10+int(p.src[i]-'0'), dupMax+1)
+		i++
+	}
+	return n, i
 }

@@ -33,12 +33,11 @@ type parser struct {
 	visible uint16 // bit n: group n (1..9) may be named by a back-reference here
 	depth   int
 
-	collating   bool // some bracket holds [.x.] or [=x=]
-	divergentAt int  // first construct read differently by grep's two readers, -1 if none
+	collating bool   // some bracket holds [.x.] or [=x=]
+	divergent *Error // first construct the two readers read differently
 }
 
 func (p *parser) parse() (*node, error) {
-	p.divergentAt = -1
 	n, _, err := p.alternation()
 	if err != nil {
 		return nil, err
@@ -48,10 +47,39 @@ func (p *parser) parse() (*node, error) {
 		return nil, p.late
 	case p.refused != nil:
 		return nil, p.refused
-	case p.collating && p.divergentAt >= 0:
-		return nil, &Error{Msg: msgDisagree, Pos: p.divergentAt}
+	case p.collating && p.divergent != nil:
+		return nil, p.divergent
+	case p.collating && repeatsTest(n):
+		// There grep fails to match some repetitions of groups holding
+		// anchors, as "(^_*|-){0,3}" (found by experiment).
+		return nil, &Error{Msg: msgDisagree + divRepeatTest + " differently; refused"}
 	}
 	return n, nil
+}
+
+// repeatsTest reports a repetition of a tree holding a zero-width test.
+func repeatsTest(n *node) bool {
+	if n.op == opRepeat && hasTest(n.subs[0]) {
+		return true
+	}
+	for _, s := range n.subs {
+		if repeatsTest(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasTest(n *node) bool {
+	if n.op.zeroWidth() {
+		return true
+	}
+	for _, s := range n.subs {
+		if hasTest(s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *parser) setLate(msg string, pos int) {
@@ -66,11 +94,21 @@ func (p *parser) refuse(msg string, pos int) {
 	}
 }
 
-func (p *parser) diverge(pos int) {
-	if p.divergentAt < 0 {
-		p.divergentAt = pos
+// diverge notes a construct that grep reads differently in a pattern with
+// a [.x.] or [=x=] bracket; what is read there is described by what.
+func (p *parser) diverge(pos int, what string) {
+	if p.divergent == nil {
+		p.divergent = &Error{Msg: msgDisagree + what + " differently; refused", Pos: pos}
 	}
 }
+
+const (
+	divRepeatTest = "a repetition of an anchor or word test"
+	divStartBrace = "a '{' with nothing (or only an anchor) before it"
+	divDollar     = "a '$' before ')' or '|'"
+	divFoldRange  = "a range whose ends differ in case under -i"
+	divFoldEscape = "an escaped lower-case letter under -i"
+)
 
 func (p *parser) warn(msg string, pos int) {
 	p.warnings = append(p.warnings, Warning{Msg: msg, Pos: pos})
@@ -204,6 +242,9 @@ func (p *parser) escape() (n *node, zero bool, err error) {
 		return noMatchNode, false, nil
 	}
 	// Any other escaped character stands for itself.
+	if p.fold && c >= 'a' && c <= 'z' {
+		p.diverge(start, divFoldEscape)
+	}
 	p.pos = start + 1
 	return p.nextLiteral(), false, nil
 }
@@ -239,7 +280,7 @@ func (p *parser) branchERE() (n *node, bare bool, err error) {
 		case len(items) == 0:
 			// Repeating nothing: ignored.
 		case lastZero:
-			p.diverge(at)
+			p.diverge(at, divRepeatTest)
 			items[len(items)-1] = repeat(items[len(items)-1], r.min, r.max)
 		default:
 			items[len(items)-1] = repeat(items[len(items)-1], r.min, r.max)
@@ -273,9 +314,11 @@ func (p *parser) branchERE() (n *node, bare bool, err error) {
 				warnStart, bareRun, braceLiteral, braceInRun = false, false, false, true
 				continue
 			}
-			p.pos++ // not an interval: a literal '{'
+			// Not an interval: a literal '{'. Where the first reader took
+			// it as a literal, it still does so for a '{' right after it.
+			p.pos++
 			items = append(items, p.literal('{'))
-			lastZero, braceLiteral, warnStart, bareRun, braceInRun = false, false, false, false, false
+			lastZero, warnStart, bareRun, braceInRun = false, false, false, false
 			continue
 		}
 		var atom *node
@@ -317,6 +360,7 @@ func (p *parser) branchERE() (n *node, bare bool, err error) {
 // literal '{', and only a too-large count is an error.
 func (p *parser) braceERE(literal bool) (repetition, bool, error) {
 	if literal {
+		p.diverge(p.pos, divStartBrace)
 		r, end, ok := p.lenientInterval(p.pos)
 		if !ok {
 			return r, false, nil
@@ -345,7 +389,7 @@ func (p *parser) branchBRE() (*node, error) {
 	}
 	apply := func(at int, r repetition) {
 		if lastZero {
-			p.diverge(at)
+			p.diverge(at, divRepeatTest)
 		}
 		items[len(items)-1] = repeat(items[len(items)-1], r.min, r.max)
 	}
@@ -454,7 +498,7 @@ func (p *parser) dollarAnchors() bool {
 	case rest == "", len(rest) >= 2 && rest[0] == '\\' && (rest[1] == ')' || rest[1] == '|'):
 		return true
 	case len(rest) >= 2 && (rest[0] == ')' || rest[0] == '|'):
-		p.diverge(p.pos)
+		p.diverge(p.pos, divDollar)
 		return true
 	}
 	return false

@@ -27,15 +27,12 @@ func refusal(err error) bool {
 	if !errors.As(err, &e) {
 		return false
 	}
-	switch e.Msg {
-	case msgBackref, msgDisagree, msgWordComplex, msgTooBig:
-		return true
-	}
-	return false
+	return e.Msg == msgBackref || e.Msg == msgTooBig || strings.HasPrefix(e.Msg, "unsupported")
 }
 
 type grepResult struct {
 	slow     bool // grep took over 5 s (nested counted repetitions): not compared
+	crashed  bool // grep aborted ("program error", an internal assertion): not compared
 	rejected bool
 	lines    []int
 	stderr   string
@@ -68,7 +65,7 @@ func runGrep(t testing.TB, pattern string, syn Syntax, fold bool, file string) g
 	} else if err != nil {
 		t.Fatalf("grep: %v", err)
 	}
-	r := grepResult{rejected: code == 2, stderr: errb.String()}
+	r := grepResult{rejected: code == 2, crashed: code != 0 && code != 1 && code != 2, stderr: errb.String()}
 	if code == 2 {
 		return r
 	}
@@ -224,7 +221,7 @@ func nested(r *rand.Rand, depth int) string {
 }
 
 type propStats struct {
-	accepted, rejected, refused, total int
+	accepted, rejected, refused, skipped, total int
 	refusals                           map[string]int
 }
 
@@ -233,8 +230,9 @@ func checkPattern(t *testing.T, pattern string, syn Syntax, fold bool, file stri
 	t.Helper()
 	st.total++
 	g := runGrep(t, pattern, syn, fold, file)
-	if g.slow {
-		t.Logf("%q: grep too slow, skipped", pattern)
+	if g.slow || g.crashed {
+		t.Logf("%q: grep too slow or crashed (%s), skipped", pattern, strings.TrimSpace(g.stderr))
+		st.skipped++
 		return
 	}
 	expr, _, err := Translate(pattern, syn, fold)
@@ -346,7 +344,7 @@ func TestAgainstGrep(t *testing.T) {
 	if t.Failed() {
 		t.Logf("seed %d", s)
 	}
-	t.Logf("%d checks: %d accepted with the same lines, %d rejected by both, %d refused (grep accepts): %v", st.total, st.accepted, st.rejected, st.refused, st.refusals)
+	t.Logf("%d checks: %d accepted with the same lines, %d rejected by both, %d refused (grep accepts), %d skipped (grep slow or crashed): %v", st.total, st.accepted, st.rejected, st.refused, st.skipped, st.refusals)
 }
 
 func fail(t *testing.T, format string, args ...any) {
