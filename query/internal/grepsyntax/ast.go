@@ -51,6 +51,19 @@ func assertion(o op) *node { return &node{op: o} }
 
 func (o op) zeroWidth() bool { return o >= opBOL && o <= opEndWord }
 
+// any reports whether pred holds for n or a node below it.
+func (n *node) any(pred func(*node) bool) bool {
+	if pred(n) {
+		return true
+	}
+	for _, s := range n.subs {
+		if s.any(pred) {
+			return true
+		}
+	}
+	return false
+}
+
 // simplify returns an equivalent tree in a canonical shape: nested
 // concatenations and alternations flattened, empty strings dropped from
 // concatenations, trivial repetitions removed, so that emit and the

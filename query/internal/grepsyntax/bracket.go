@@ -98,7 +98,8 @@ func (p *parser) bracket() (*node, error) {
 			return nil, &Error{Msg: msgBadRange, Pos: elemStart}
 		}
 		set = set.add(lo, hi)
-		if i+1 < len(s) && s[i] == '-' && s[i+1] != ']' {
+		// After a range, '-' can only be the bracket's last character.
+		if i < len(s) && s[i] == '-' && (i+1 >= len(s) || s[i+1] != ']') {
 			return nil, &Error{Msg: msgBadRange, Pos: i}
 		}
 	}

@@ -81,11 +81,16 @@ func runGrep(t testing.TB, pattern string, syn Syntax, fold bool, file string) g
 	return r
 }
 
-func needGrep(t testing.TB) {
+func grepAvailable() bool {
 	out, err := exec.Command("grep", "--version").Output()
-	if err != nil || !bytes.Contains(out, []byte("GNU grep")) {
+	return err == nil && bytes.Contains(out, []byte("GNU grep"))
+}
+
+func needGrep(t testing.TB) {
+	if !grepAvailable() {
 		t.Skip("GNU grep not available")
 	}
+	out, _ := exec.Command("grep", "--version").Output()
 	if !bytes.Contains(out, []byte("grep (GNU grep) 3.8")) {
 		t.Logf("grep is not 3.8: %s", bytes.SplitN(out, []byte("\n"), 2)[0])
 	}
@@ -222,7 +227,7 @@ func nested(r *rand.Rand, depth int) string {
 
 type propStats struct {
 	accepted, rejected, refused, skipped, total int
-	refusals                           map[string]int
+	refusals                                    map[string]int
 }
 
 // checkPattern compares Translate with grep for one pattern in one mode.

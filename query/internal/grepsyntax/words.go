@@ -67,15 +67,7 @@ func removeWordEdges(n *node) (*node, error) {
 }
 
 func hasWordEdge(n *node) bool {
-	if n.op == opBegWord || n.op == opEndWord {
-		return true
-	}
-	for _, s := range n.subs {
-		if hasWordEdge(s) {
-			return true
-		}
-	}
-	return false
+	return n.any(func(m *node) bool { return m.op == opBegWord || m.op == opEndWord })
 }
 
 func size(n *node) int {
