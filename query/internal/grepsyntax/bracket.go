@@ -36,7 +36,13 @@ func (p *parser) bracket() (*node, error) {
 	if i >= len(s) {
 		return nil, &Error{Msg: msgBadRegexp, Pos: open}
 	}
-	var set runeSet
+	// Under -i grep's two readers see a range differently (see below);
+	// upper is the set as the first reads it, which is what grep matches
+	// for a bracket holding [.x.] or [=x=].
+	var set, upper runeSet
+	foldDiff := -1
+	collBefore := p.collating
+	p.collating = false
 	// grep's second reader rejects "[:alpha:]" written without the outer
 	// brackets: plain characters only, ':' first and last, not all ':'.
 	colonForm, nonColon, count := true, false, 0
@@ -61,20 +67,21 @@ func (p *parser) bracket() (*node, error) {
 		}
 		nonColon = nonColon || e.r != ':'
 		last = e.r
-		if !(i+1 < len(s) && s[i] == '-' && s[i+1] != ']') {
+		dashNext := i < len(s) && s[i] == '-' && (i+1 >= len(s) || s[i+1] != ']')
+		if dashNext && e.kind != elemChar {
+			return nil, &Error{Msg: msgBadRange, Pos: i}
+		}
+		if !dashNext || i+1 >= len(s) {
 			if e.kind == elemClass {
-				set = set.union(e.class)
+				set, upper = set.union(e.class), upper.union(e.class)
 			} else {
-				set = set.add(e.r, e.r)
+				set, upper = set.add(e.r, e.r), upper.add(e.r, e.r)
 			}
 			continue
 		}
 		// A range.
 		dash := i
 		colonForm = false
-		if e.kind != elemChar {
-			return nil, &Error{Msg: msgBadRange, Pos: dash}
-		}
 		end, next, err := p.bracketElem(dash+1, open, true)
 		if err != nil {
 			return nil, err
@@ -85,19 +92,21 @@ func (p *parser) bracket() (*node, error) {
 		i = next
 		lo, hi := e.r, end.r
 		if p.fold {
-			// grep -i checks the order of the ends in upper case, but
-			// matches the range between the ends as written.
+			// grep -i checks the order of the ends in upper case; it
+			// matches the range between the ends as written, except in a
+			// bracket holding [.x.] or [=x=], where it matches the range
+			// between the upper-case ends.
 			if upperASCII(lo) > upperASCII(hi) {
 				return nil, &Error{Msg: msgBadRange, Pos: elemStart}
 			}
 			asWritten := runeSet{}.add(lo, hi).foldASCII()
-			if !asWritten.equal(runeSet{}.add(upperASCII(lo), upperASCII(hi)).foldASCII()) {
-				p.diverge(elemStart, divFoldRange)
+			if !asWritten.equal(runeSet{}.add(upperASCII(lo), upperASCII(hi)).foldASCII()) && foldDiff < 0 {
+				foldDiff = elemStart
 			}
 		} else if lo > hi {
 			return nil, &Error{Msg: msgBadRange, Pos: elemStart}
 		}
-		set = set.add(lo, hi)
+		set, upper = set.add(lo, hi), upper.add(upperASCII(lo), upperASCII(hi))
 		// After a range, '-' can only be the bracket's last character.
 		if i < len(s) && s[i] == '-' && (i+1 >= len(s) || s[i+1] != ']') {
 			return nil, &Error{Msg: msgBadRange, Pos: i}
@@ -107,6 +116,14 @@ func (p *parser) bracket() (*node, error) {
 		p.setLate(msgColonSyntax, open)
 	}
 	p.pos = i
+	hasColl := p.collating
+	p.collating = collBefore || hasColl
+	switch {
+	case hasColl && p.fold:
+		set = upper
+	case foldDiff >= 0:
+		p.diverge(foldDiff, divFoldRange)
+	}
 	if p.fold {
 		set = set.foldASCII()
 	}

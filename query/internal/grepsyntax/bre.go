@@ -10,9 +10,12 @@ func (p *parser) branchBRE() (*node, error) {
 	atStart := true   // nothing at all read yet: '^' is an anchor
 	starLit := true   // only zero-width tests so far: *, \+, \?, \{ are literal
 	lastZero := false // the last item is a zero-width test
+	// Right after a zero-width test grep's first reader takes "\{" as a
+	// literal, the second as an interval.
+	braceLit := false
 	push := func(n *node, zero bool) {
 		items = append(items, n)
-		atStart, lastZero = false, zero
+		atStart, lastZero, braceLit = false, zero, zero
 		if !zero {
 			starLit = false
 		}
@@ -22,6 +25,7 @@ func (p *parser) branchBRE() (*node, error) {
 			p.diverge(at, divRepeatTest)
 		}
 		items[len(items)-1] = repeat(items[len(items)-1], r.min, r.max)
+		braceLit = false
 	}
 	for p.pos < len(p.src) {
 		start := p.pos
@@ -59,7 +63,7 @@ func (p *parser) branchBRE() (*node, error) {
 		case start+1 >= len(p.src):
 			return nil, &Error{Msg: msgTrailingBackslash, Pos: start}
 		default:
-			n, zero, rep, err := p.escapeBRE(starLit, lastZero)
+			n, zero, rep, err := p.escapeBRE(starLit, braceLit)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +79,7 @@ func (p *parser) branchBRE() (*node, error) {
 
 // escapeBRE reads a backslash sequence of a basic expression. rep is set
 // when it is a repetition to apply to the last item.
-func (p *parser) escapeBRE(starLit, lastZero bool) (n *node, zero bool, rep *repetition, err error) {
+func (p *parser) escapeBRE(starLit, braceLit bool) (n *node, zero bool, rep *repetition, err error) {
 	start := p.pos
 	c := p.src[start+1]
 	switch c {
@@ -87,7 +91,7 @@ func (p *parser) escapeBRE(starLit, lastZero bool) (n *node, zero bool, rep *rep
 		case starLit:
 			p.pos += 2
 			return p.literal('{'), false, nil, nil
-		case lastZero:
+		case braceLit:
 			// The first reader takes "\{" as a literal here, the second as
 			// an interval repeating the test.
 			r, end, ok := p.lenientInterval(start)
