@@ -149,7 +149,7 @@ func randomBracket(r *rand.Rand) string {
 		case 3, 4:
 			b.WriteString(pick(r, "a", "b", "A", "_", "-", "1", "+", ",", "\\", ".", "[", "*", "x") + "-" + pick(r, "a", "b", "c", "Z", "z", "-", "9", "]", "[.b.]", ","))
 		case 5:
-			b.WriteString(pick(r, "-", ":", "---", "[", "^"))
+			b.WriteString(pick(r, "-", ":", "---", "[", "^", "[:alpha:]-", "[=a=]-", "[.a.]-"))
 		default:
 			b.WriteString(pick(r, "a", "b", "A", "B", "c", "_", " ", ".", "*", "\\", "$", "(", ")", "|", "{", "1", ","))
 		}
@@ -172,7 +172,8 @@ func randomPattern(r *rand.Rand) string {
 			b.WriteString(pick(r, "*", "+", "?", "\\+", "\\?", "**", "+?", "*+"))
 		case 7:
 			lo, hi := strconv.Itoa(r.IntN(4)), strconv.Itoa(r.IntN(4))
-			iv := pick(r, "{"+lo+"}", "{"+lo+",}", "{,"+hi+"}", "{"+lo+","+hi+"}", "{", "{,}", "{}", "{"+lo, "{x}", "{1,2,3}", "{1\\,2}")
+			iv := pick(r, "{"+lo+"}", "{"+lo+",}", "{,"+hi+"}", "{"+lo+","+hi+"}", "{", "{,}", "{}", "{"+lo, "{x}", "{1,2,3}", "{1\\,2}",
+				"{x,", "{"+lo+",x}", "{1,,2}", "{40000}", "{"+lo+","+hi)
 			if r.IntN(2) == 0 {
 				iv = strings.ReplaceAll(strings.ReplaceAll(iv, "{", "\\{"), "}", "\\}")
 			}
