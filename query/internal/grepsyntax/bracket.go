@@ -23,6 +23,7 @@ type bracketElem struct {
 	r     rune
 	class runeSet
 	plain bool // written as itself, not [.x.]
+	badAt int  // >0: an invalid [.x.] here, reported once grep looks past it
 }
 
 // bracket reads the bracket expression at p.pos ('[').
@@ -61,6 +62,9 @@ func (p *parser) bracket() (*node, error) {
 			return nil, err
 		}
 		i = next
+		if e.badAt > 0 {
+			return nil, p.badCollating(e.badAt, i, open)
+		}
 		count++
 		if !e.plain || (count == 1 && e.r != ':') {
 			colonForm = false
@@ -133,6 +137,26 @@ func (p *parser) bracket() (*node, error) {
 	return setNode(set), nil
 }
 
+// badCollating is the error for an invalid collating symbol at bad that
+// starts a bracket element, the element ending at i: grep first checks
+// that the bracket goes on, and a range from it.
+func (p *parser) badCollating(bad, i, open int) error {
+	s := p.src
+	switch {
+	case i >= len(s) || (s[i] == '-' && i+1 >= len(s)):
+		return &Error{Msg: msgBracket, Pos: open}
+	case s[i] == '-' && s[i+1] != ']':
+		end, _, err := p.bracketElem(i+1, open, true)
+		if err != nil {
+			return err
+		}
+		if end.kind != elemChar {
+			return &Error{Msg: msgBadRange, Pos: i}
+		}
+	}
+	return &Error{Msg: msgBadCollate, Pos: bad}
+}
+
 func upperASCII(r rune) rune {
 	if r >= 'a' && r <= 'z' {
 		return r - 'a' + 'A'
@@ -144,8 +168,8 @@ func upperASCII(r rune) rune {
 // '[' for errors. grep checks the parts of "[:name:]", "[=x=]" and
 // "[.x.]" in an order found by experiment: the terminator first; a class
 // or equivalence class ending a range is then an invalid range whatever
-// it holds; a collating symbol starting a range is checked only once
-// the bracket is known to go on.
+// it holds; a collating symbol starting an element is checked only once
+// the bracket is known to go on (badAt, see badCollating).
 func (p *parser) bracketElem(i, open int, rangeEnd bool) (bracketElem, int, error) {
 	s := p.src
 	if s[i] != '[' || i+1 >= len(s) || strings.IndexByte(".=:", s[i+1]) < 0 {
@@ -170,10 +194,10 @@ func (p *parser) bracketElem(i, open int, rangeEnd bool) (bracketElem, int, erro
 		return bracketElem{kind: elemClass, class: cls, r: -1}, next, nil
 	}
 	p.collating = true
-	if delim == '.' && !rangeEnd && next >= len(s) {
-		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
-	}
 	if len(name) != 1 {
+		if delim == '.' && !rangeEnd {
+			return bracketElem{badAt: i}, next, nil
+		}
 		return bracketElem{}, 0, &Error{Msg: msgBadCollate, Pos: i}
 	}
 	kind := elemChar

@@ -39,8 +39,12 @@ func (s Syntax) String() string {
 }
 
 // Error is a rejected pattern: grep's own message where grep rejects it,
-// or one of this package's refusals. Pos is a 0-based byte offset into
-// the pattern.
+// or one of this package's refusals (messages starting "unsupported:",
+// and the one for back-references). Pos is a 0-based byte offset into
+// the pattern: the first byte of the construct at fault (the '[' of a
+// bracket, the '[' of a bad [:name:], the '-' or first end of a bad
+// range, the '{' or "\{" of an interval, the '(' of an unclosed group,
+// the backslash of an escape). grep itself prints no position.
 type Error struct {
 	Msg string
 	Pos int

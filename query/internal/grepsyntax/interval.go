@@ -17,9 +17,10 @@ const (
 	ivOther
 )
 
-// ivToken classifies the interval text at i. In BRE the closer is "\}",
-// and grep's first reader takes "\," as a comma (escComma) where the
-// second rejects it.
+// ivToken classifies the interval text at i. In BRE the closer is "\}".
+// grep's first reader takes "\," as a comma (escComma) where the second
+// does not: in BRE it rejects the interval, in ERE it reads the brace as
+// a literal.
 func (p *parser) ivToken(i int) (k ivKind, next int, escComma bool) {
 	s := p.src
 	if i >= len(s) {
@@ -33,13 +34,15 @@ func (p *parser) ivToken(i int) (k ivKind, next int, escComma bool) {
 		return ivComma, i + 1, false
 	case p.syn == ERE && c == '}':
 		return ivClose, i + 1, false
-	case p.syn == BRE && c == '\\':
+	case c == '\\':
 		if i+1 >= len(s) {
 			return ivEnd, i + 1, false
 		}
 		switch s[i+1] {
 		case '}':
-			return ivClose, i + 2, false
+			if p.syn == BRE {
+				return ivClose, i + 2, false
+			}
 		case ',':
 			return ivComma, i + 2, true
 		}
@@ -52,14 +55,14 @@ func (p *parser) ivToken(i int) (k ivKind, next int, escComma bool) {
 // everything up to a comma, the closer or the end. n is the number, -1
 // when the field is empty, -2 when it holds anything but digits; stop is
 // the token that ended it and next the offset after that token.
-func (p *parser) ivField(i int, start int) (n int, stop ivKind, next int) {
+func (p *parser) ivField(i int, escComma *bool) (n int, stop ivKind, next int) {
 	n = -1
 	for {
 		k, nx, esc := p.ivToken(i)
 		switch k {
 		case ivComma:
 			if esc {
-				p.setLate(msgBadBraceLow, start)
+				*escComma = true
 			}
 			return n, k, nx
 		case ivClose, ivEnd:
@@ -86,7 +89,8 @@ func (p *parser) strictInterval() (r repetition, ok bool, err error) {
 	start := p.pos
 	bad := &Error{Msg: msgBadBrace, Pos: start}
 	unmatched := &Error{Msg: msgBrace, Pos: start}
-	lo, stop, next := p.ivField(start+p.openerLen(), start)
+	escComma := false
+	lo, stop, next := p.ivField(start+p.openerLen(), &escComma)
 	hi := lo
 	comma := stop == ivComma
 	if comma {
@@ -96,7 +100,7 @@ func (p *parser) strictInterval() (r repetition, ok bool, err error) {
 			}
 			return r, false, bad
 		}
-		hi, stop, next = p.ivField(next, start)
+		hi, stop, next = p.ivField(next, &escComma)
 		lo = max(lo, 0)
 	}
 	switch {
@@ -118,6 +122,14 @@ func (p *parser) strictInterval() (r repetition, ok bool, err error) {
 		return r, false, bad
 	case lo > dupMax || hi > dupMax:
 		return r, false, &Error{Msg: msgTooBig, Pos: start}
+	}
+	if escComma {
+		if p.syn == BRE {
+			p.setLate(msgBadBraceLow, start)
+		} else {
+			p.diverge(start, divBraceComma)
+			return r, false, nil
+		}
 	}
 	p.pos = next
 	return repetition{lo, hi}, true, nil

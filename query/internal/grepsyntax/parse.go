@@ -90,6 +90,7 @@ const (
 	divDollar     = "a '$' before ')' or '|'"
 	divFoldRange  = "a range whose ends differ in case under -i"
 	divFoldEscape = "an escaped lower-case letter under -i"
+	divBraceComma = `an interval written with "\,"`
 )
 
 func (p *parser) warn(msg string, pos int) {
