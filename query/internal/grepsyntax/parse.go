@@ -2,9 +2,11 @@ package grepsyntax
 
 import "unicode/utf8"
 
-// grep checks a pattern with two readers that mostly agree. Where they
-// do not, what grep accepts and how it matches was established by
-// experiment, and the parser keeps the result as two tiers of errors:
+// Seen from outside, grep reads a pattern twice, with two readers that
+// mostly agree (their messages differ in wording, and each accepts some
+// patterns the other rejects). Where they disagree, what grep accepts and
+// how it matches was established by experiment. The parser keeps the
+// result as two tiers of errors:
 // an error of the first reader is reported at once (the first one in the
 // pattern wins), an error only the second reader reports ("late", with
 // grep's lower-case wording) is reported only when the whole pattern has
