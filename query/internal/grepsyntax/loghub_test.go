@@ -63,15 +63,24 @@ func TestLoghubAgainstGrep(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no loghub samples")
 	}
-	if !long() {
-		files = files[:min(len(files), 4)]
-	}
-	for _, file := range files {
+	for n, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+		if !long() {
+			// The default run: the first lines of one sample (matching
+			// under -race is slow).
+			if n > 0 {
+				break
+			}
+			lines = lines[:min(len(lines), 400)]
+			file = filepath.Join(t.TempDir(), filepath.Base(file))
+			if err := os.WriteFile(file, append(bytes.Join(lines, []byte("\n")), '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, c := range logPatterns {
 			for _, fold := range []bool{false, true} {
 				expr, _, err := Translate(c.pat, c.syn, fold)
