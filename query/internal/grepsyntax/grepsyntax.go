@@ -1,0 +1,143 @@
+// Package grepsyntax owns the reading of grep patterns: it parses a
+// pattern exactly as GNU grep 3.8 does in the C locale — POSIX extended
+// syntax for grep -E, basic syntax (grep's default, -G) with GNU's
+// extensions — and translates it into a Go regexp (RE2) expression that
+// selects the same lines. What grep rejects is rejected with grep's
+// message; the few constructs whose grep reading cannot be reproduced
+// exactly are refused with a message saying so, never answered
+// differently.
+//
+// One documented difference is kept: on valid UTF-8, '.' and bracket
+// expressions match one UTF-8 character where grep in the C locale
+// matches one byte. On ASCII the two are identical.
+//
+// The parser was written from the POSIX.1-2017 "Regular Expressions"
+// chapter, grep's manual, and black-box experiments with the grep binary
+// (see the table and property tests, which hold this package to grep).
+package grepsyntax
+
+import (
+	"errors"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// Syntax selects the pattern dialect.
+type Syntax int
+
+const (
+	ERE Syntax = iota // grep -E
+	BRE               // grep -G, grep's default
+)
+
+func (s Syntax) String() string {
+	if s == BRE {
+		return "BRE"
+	}
+	return "ERE"
+}
+
+// Error is a rejected pattern: grep's own message where grep rejects it,
+// or one of this package's refusals (messages starting "unsupported:",
+// and the one for back-references). Pos is a 0-based byte offset into
+// the pattern: the first byte of the construct at fault (the '[' of a
+// bracket, the '[' of a bad [:name:], the '-' or first end of a bad
+// range, the '{' or "\{" of an interval, the '(' of an unclosed group,
+// the backslash of an escape). grep itself prints no position.
+type Error struct {
+	Msg string
+	Pos int
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Warning is a message grep prints on standard error while still
+// accepting the pattern.
+type Warning struct {
+	Msg string
+	Pos int
+}
+
+// grep's messages (the C locale's wording, as grep prints them).
+const (
+	msgTrailingBackslash = "Trailing backslash"
+	msgParen             = `Unmatched ( or \(`
+	msgCloseParen        = `Unmatched ) or \)`
+	msgBrace             = `Unmatched \{`
+	msgBadBrace          = `Invalid content of \{\}`
+	msgBracket           = "Unmatched [, [^, [:, [., or [="
+	msgBadRange          = "Invalid range end"
+	msgBadClass          = "Invalid character class name"
+	msgBadCollate        = "Invalid collation character"
+	msgBadRegexp         = "Invalid regular expression"
+	msgBadBackref        = "Invalid back reference"
+	msgTooBig            = "Regular expression too big"
+	// grep checks each pattern twice; these come from the second check
+	// and are only seen when the first finds nothing wrong.
+	msgColonSyntax = "character class syntax is [[:space:]], not [:space:]"
+	msgBadBraceLow = `invalid content of \{\}`
+	msgTooBigLow   = "regular expression too big"
+)
+
+// This package's refusals of patterns grep accepts.
+const (
+	msgBackref = "back-references are not supported: they cannot be answered from the index"
+	// grep matches a pattern with a [.x.] or [=x=] bracket differently;
+	// the constructs it reads differently there are refused (parse.go).
+	msgDisagree    = "unsupported: with a [.x.] or [=x=] bracket in the pattern, grep reads "
+	msgWordComplex = `unsupported: \< or \> in this position is too complex to translate`
+	msgNewline     = "pattern contains a newline"
+	msgBadUTF8     = "unsupported: pattern is not valid UTF-8"
+	msgTooDeep     = "unsupported: groups nested too deeply"
+)
+
+// Translate reads pattern as grep -E (ERE) or grep -G (BRE) does, with -i
+// when foldASCII, and returns an equivalent Go expression and its parsed
+// form (regexp/syntax, Perl flags).
+func Translate(pattern string, syn Syntax, foldASCII bool) (expr string, re *syntax.Regexp, err error) {
+	expr, re, _, err = TranslateWarn(pattern, syn, foldASCII)
+	return expr, re, err
+}
+
+// TranslateWarn is Translate that also returns the warnings grep prints
+// for the pattern (such as "* at start of expression").
+func TranslateWarn(pattern string, syn Syntax, foldASCII bool) (expr string, re *syntax.Regexp, warnings []Warning, err error) {
+	if i := strings.IndexByte(pattern, '\n'); i >= 0 {
+		return "", nil, nil, &Error{Msg: msgNewline, Pos: i}
+	}
+	if !utf8.ValidString(pattern) {
+		return "", nil, nil, &Error{Msg: msgBadUTF8, Pos: firstInvalid(pattern)}
+	}
+	p := &parser{src: pattern, syn: syn, fold: foldASCII}
+	tree, err := p.parse()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	expr, re, err = emit(tree)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return expr, re, p.warnings, nil
+}
+
+func firstInvalid(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// goError turns a refusal by regexp/syntax of the emitted expression
+// (its size limits) into this package's error.
+func goError(err error) error {
+	var se *syntax.Error
+	if errors.As(err, &se) && (se.Code == syntax.ErrLarge || se.Code == syntax.ErrNestingDepth || se.Code == syntax.ErrInvalidRepeatSize) {
+		return &Error{Msg: msgTooBig}
+	}
+	return &Error{Msg: "internal error: " + err.Error()}
+}
