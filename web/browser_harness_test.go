@@ -127,11 +127,23 @@ func copyFixtures(t *testing.T, dir string, extra map[string]string) string {
 // 127.0.0.1:0; it returns the base URL.
 func startServer(t *testing.T, logs string, opts ...func(*server.Options)) string {
 	t.Helper()
+	s := newServer(t, logs, opts...)
+	return serveHTTP(t, s, s.Handler())
+}
+
+// newServer indexes logs and opens a server over the index; its Reindex
+// indexes them again (run it with ReindexNow: nothing runs on a timer).
+func newServer(t *testing.T, logs string, opts ...func(*server.Options)) *server.Server {
+	t.Helper()
 	index := filepath.Join(filepath.Dir(logs), "index")
-	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: index, Roots: []string{logs}, Logger: zerolog.Nop()}); err != nil {
+	update := func(ctx context.Context) (server.ReindexResult, error) {
+		res, err := indexer.Update(ctx, indexer.Options{Dir: index, Roots: []string{logs}, Logger: zerolog.Nop()})
+		return server.ReindexResult{Changed: err == nil && res.Changed}, err
+	}
+	if _, err := update(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	opt := server.Options{IndexDir: index, Display: []string{"logs"}, UI: web.FS(), Logger: zerolog.Nop()}
+	opt := server.Options{IndexDir: index, Display: []string{"logs"}, UI: web.FS(), Logger: zerolog.Nop(), Reindex: update}
 	for _, o := range opts {
 		o(&opt)
 	}
@@ -142,7 +154,13 @@ func startServer(t *testing.T, logs string, opts ...func(*server.Options)) strin
 	if _, err := s.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s.Handler())
+	return s
+}
+
+// serveHTTP serves h (s's handler, maybe wrapped) until the test ends.
+func serveHTTP(t *testing.T, s *server.Server, h http.Handler) string {
+	t.Helper()
+	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.Close()
 		s.Close()
@@ -438,14 +456,17 @@ type apiSearch struct {
 }
 
 type apiFile struct {
-	ID         uint64 `json:"id"`
-	Path       string `json:"path"`
-	Size       int64  `json:"size"`
-	Lines      int64  `json:"lines"`
-	Timed      bool   `json:"timed"`
-	TimeFormat string `json:"time_format"`
-	FirstTime  string `json:"first_time"`
-	LastTime   string `json:"last_time"`
+	ID          uint64 `json:"id"`
+	Path        string `json:"path"`
+	Log         string `json:"log"`
+	Rotation    int    `json:"rotation"`
+	Compression string `json:"compression"`
+	Size        int64  `json:"size"`
+	Lines       int64  `json:"lines"`
+	Timed       bool   `json:"timed"`
+	TimeFormat  string `json:"time_format"`
+	FirstTime   string `json:"first_time"`
+	LastTime    string `json:"last_time"`
 }
 
 func getJSON(t *testing.T, u string, out any) int {
@@ -603,8 +624,9 @@ func hitTimeText(s string) string {
 }
 
 // checkScroll scrolls the results down a screen at a time, as a user
-// would, collecting the rows on screen until the end of the results
-// shows, and checks that they are the API's hits, each exactly once.
+// would (waiting for a page being loaded, as a user reading would),
+// collecting the rows on screen until the end of the results shows, and
+// checks that they are the API's hits, each exactly once.
 func checkScroll(t *testing.T, tb *tab, hits []apiHit) {
 	t.Helper()
 	var seen []string
@@ -613,6 +635,7 @@ func checkScroll(t *testing.T, tb *tab, hits []apiHit) {
 		const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 		const end = performance.now() + 60000; // ends early when done; the margin is for loaded machines
 		for (;;) {
+			while (logdex.results.loading && performance.now() < end) await frame();
 			for (const r of sc.querySelectorAll('.hit')) keys.set(+r.dataset.n, r.dataset.file + ':' + r.dataset.line);
 			const done = logdex.results.done && !logdex.results.loading;
 			if (done && sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 1) break;

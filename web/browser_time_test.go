@@ -451,7 +451,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 			ID                   uint64
 			Format, Range, Title string
 		}
-		tb.eval(`[...document.querySelectorAll('.files-table tbody tr')].map((r) => ({ id: +r.dataset.id,
+		tb.eval(`[...document.querySelectorAll('.files-table tbody tr[data-id]')].map((r) => ({ id: +r.dataset.id,
 			format: r.querySelector('.c-fmt').textContent, range: r.querySelector('.c-time').textContent, title: r.querySelector('.c-time').title }))`, &rows)
 		byID := map[uint64]apiFile{}
 		for _, f := range files {

@@ -86,11 +86,11 @@ function shown(xs) {
 }
 
 // searchParams are a search's parameters as the API names them. p: {q,
-// mode, case, from, to, untimed, order}; defaults are left out (every
-// line, in path order).
+// mode, case, from, to, untimed, order, log}; defaults are left out (every
+// line of every log, in path order).
 const searchParams = (p) => ({
   q: p.q, mode: p.mode, case: p.case, from: p.from, to: p.to,
-  untimed: p.untimed === 'exclude' ? p.untimed : '', order: p.order === 'path' ? '' : p.order,
+  untimed: p.untimed === 'exclude' ? p.untimed : '', order: p.order === 'path' ? '' : p.order, log: p.log,
 });
 
 // search runs one page of /api/search; cursor and limit page through the
@@ -99,6 +99,22 @@ export async function search(p, { cursor, limit, signal } = {}) {
   const r = await getJSON('/api/search', { ...searchParams(p), cursor, limit }, { signal });
   shown(r.hits || []);
   return r;
+}
+
+// tail opens /api/tail (Server-Sent Events of newly indexed matches of q,
+// mode and case; lastId resumes after that event). It resolves to the
+// streaming response once its headers are in.
+export function tail(p, lastId, { signal } = {}) {
+  const hdrs = { Accept: 'text/event-stream' };
+  if (lastId) hdrs['Last-Event-ID'] = lastId;
+  return request('/api/tail', { q: p.q, mode: p.mode, case: p.case }, { signal, headers: hdrs });
+}
+
+// shownHit gives a hit that came from elsewhere than search (a live one)
+// the path the UI shows.
+export function shownHit(hit) {
+  hit.path = showPath(hit);
+  return hit;
 }
 
 // histogram counts the search's matching lines in at most `buckets` round

@@ -2,7 +2,7 @@
 // between results, viewer, files page and status.
 //
 // The URL is the single source of truth for what is shown
-// (/?q=…&mode=…&case=…&from=…&to=…&untimed=exclude&order=newest&file=ID&line=N,
+// (/?q=…&mode=…&case=…&from=…&to=…&untimed=exclude&order=newest&log=NAME&live=1&file=ID&line=N,
 // or /files?…; defaults are left out), so reload, shared links and
 // back/forward all reproduce a view: user actions build a new state, push
 // it to history, then apply it; popstate applies the URL.
@@ -16,6 +16,9 @@ import { Status } from './status.js';
 import { Histogram } from './histogram.js';
 import { TimeBar, ORDERS } from './timebar.js';
 import { rangeName } from './time.js';
+import { Catalog, groupLogs, exactLog } from './catalog.js';
+import { LiveView, liveConfig } from './live.js';
+import { tailConfig } from './tail.js';
 
 const MODES = ['query', 'literal', 'regex'];
 const defaultCase = (mode) => (mode === 'query' ? 'insensitive' : 'sensitive');
@@ -25,9 +28,11 @@ const input = $('#q');
 const caseBox = $('#case');
 const errBox = $('#q-error');
 const resultsEl = $('#results');
+const liveBox = $('#live');
+const logSelect = $('#log');
 
 const ALL_TIME = { from: '', to: '', untimed: 'include', order: 'path' };
-let state = { page: 'search', q: '', mode: 'query', case: 'insensitive', ...ALL_TIME, file: null, line: 1 };
+let state = { page: 'search', q: '', mode: 'query', case: 'insensitive', ...ALL_TIME, log: '', live: false, file: null, line: 1 };
 let searchKey = null; // the search on screen, to run each search once
 let histKey = null; // the histogram on screen (the same lines in any order)
 
@@ -47,8 +52,18 @@ function parseURL() {
     untimed: sp.get('untimed') === 'exclude' ? 'exclude' : 'include',
     order: ORDERS.includes(sp.get('order')) ? sp.get('order') : 'path',
   };
-  return { page, q: sp.get('q') || '', mode, case: cs, ...time, file, line };
+  return { page, q: sp.get('q') || '', mode, case: cs, ...time, log: sp.get('log') || '', live: sp.get('live') === '1', file, line };
 }
+
+// liveBlock says why Live cannot follow a state ('' when it can): the
+// stream adds new matches at the end, in file order, whatever their time.
+function liveBlock(s) {
+  if (s.order !== 'path') return 'Live adds new matches at the end, in file order: choose "By file" to use it';
+  if (s.to) return 'This range ends before new matches: Live needs a range open to now (no "To")';
+  return '';
+}
+const LIVE_TITLE = 'Live: add new matches as they are indexed';
+const LIVE_TITLE_RANGE = `${LIVE_TITLE} (whatever their time: the range applies to the search above them)`;
 
 function buildURL(s) {
   const sp = new URLSearchParams();
@@ -57,6 +72,8 @@ function buildURL(s) {
   if (s.to) sp.set('to', s.to);
   if (s.untimed === 'exclude') sp.set('untimed', 'exclude');
   if (s.order !== 'path') sp.set('order', s.order);
+  if (s.log) sp.set('log', s.log);
+  if (s.live && !liveBlock(s)) sp.set('live', '1');
   if (s.file !== null) { sp.set('file', String(s.file)); sp.set('line', String(s.line)); }
   const qs = sp.toString();
   return (s.page === 'files' ? '/files' : '/') + (qs ? `?${qs}` : '');
@@ -72,20 +89,25 @@ function go(s, how = 'push', opts = {}) {
 }
 
 function apply(s, { focusViewer = false, fromURL = false } = {}) {
+  const block = liveBlock(s);
+  if (block) s = { ...s, live: false };
   state = s;
   if (fromURL) syncForm();
   showPage(s.page);
   timeBar.set(s);
-  const params = { q: s.q, mode: s.mode, case: s.case, from: s.from, to: s.to, untimed: s.untimed, order: s.order };
-  const hkey = s.q ? [s.mode, s.case, s.q, s.from, s.to, s.untimed].join('\u0000') : '';
+  showLive(s, block);
+  showLog(s.log);
+  const params = { q: s.q, mode: s.mode, case: s.case, from: s.from, to: s.to, untimed: s.untimed, order: s.order, log: s.log };
+  const hkey = s.q ? [s.mode, s.case, s.q, s.from, s.to, s.untimed, s.log].join('\u0000') : '';
   const key = s.q ? `${hkey}\u0000${s.order}` : '';
   if (key !== searchKey) {
     searchKey = key;
     hideError();
-    if (s.q) results.start(params);
+    if (s.q) results.start(params, { before: () => live.opened });
     else results.idle();
     showRangeNote(s);
   }
+  live.set(s.live && s.q ? params : null);
   if (hkey !== histKey) {
     histKey = hkey;
     if (s.q) histogram.start(params);
@@ -98,6 +120,33 @@ function apply(s, { focusViewer = false, fromURL = false } = {}) {
     viewer.close();
   }
   document.title = s.page === 'files' ? 'Files · logdex' : s.q ? `${s.q} · logdex` : 'logdex';
+}
+
+function showLive(s, block) {
+  liveBox.checked = s.live;
+  liveBox.disabled = !!block;
+  // The label's title is the tooltip; the box's, its accessible description.
+  liveBox.title = liveBox.closest('label').title = block || (s.from ? LIVE_TITLE_RANGE : LIVE_TITLE);
+}
+
+// showLog shows the log filter; a log the file list does not have (yet)
+// gets an option of its own.
+function showLog(log) {
+  if (log && ![...logSelect.options].some((o) => o.value === log)) {
+    logSelect.append(h('option', { value: log, text: catalog.files ? `${log} (not indexed)` : log }));
+  }
+  logSelect.value = log;
+  logSelect.closest('label').classList.toggle('is-set', !!log);
+}
+
+function fillLogs(files) {
+  const opts = [h('option', { value: '', text: 'All logs' })];
+  for (const g of groupLogs(files).sort((a, b) => a.log.localeCompare(b.log))) {
+    opts.push(h('option', { value: g.log, disabled: !exactLog(g),
+      text: g.files.length > 1 ? `${g.log} (${g.files.length} files)` : g.log }));
+  }
+  logSelect.replaceChildren(...opts);
+  showLog(state.log);
 }
 
 function syncForm() {
@@ -149,6 +198,9 @@ form.addEventListener('change', (ev) => {
   if ((ev.target.name === 'mode' || ev.target === caseBox) && input.value) go(formState());
 });
 input.addEventListener('input', () => input.removeAttribute('aria-invalid'));
+// Live is a way of showing the search, not a new one: no history entry.
+liveBox.addEventListener('change', () => go({ ...state, live: liveBox.checked }, 'replace'));
+logSelect.addEventListener('change', () => go({ ...formState(), log: logSelect.value }));
 
 for (const b of document.querySelectorAll('[data-example]')) {
   b.addEventListener('click', () => {
@@ -210,6 +262,10 @@ function showError(err) {
 
 // --- results, viewer, files, status ---
 
+const catalog = new Catalog();
+catalog.onChange(fillLogs);
+let live = null; // the LiveView; made once the results exist
+
 const results = new Results({
   scroller: resultsEl,
   footer: $('.results-foot', resultsEl),
@@ -227,6 +283,11 @@ const results = new Results({
       if (i >= 0) results.select(i);
     }
   },
+  onView: (first, last) => live?.viewed(first, last),
+});
+
+live = new LiveView({ status: $('#live-status'), pill: $('#live-pill') }, results, catalog, {
+  onAppend: () => viewer.refreshMatches(),
 });
 
 // The time controls and the histogram narrow the range or change the
@@ -266,9 +327,15 @@ function closeViewer() {
   if (state.page === 'search' && results.hits.length) resultsEl.focus({ preventScroll: true });
 }
 
-const files = new FilesPage($('#page-files'), {
+const files = new FilesPage($('#page-files'), catalog, {
   href: (f) => buildURL({ ...state, page: 'files', file: f.id, line: 1 }),
   onOpen: (f) => go({ ...state, page: 'files', file: f.id, line: 1 }, 'push', { focusViewer: true }),
+  // A log's history on its own: the search on screen, in that log.
+  onSearchLog: (log) => {
+    go({ ...state, page: 'search', log, file: null, line: 1 });
+    syncForm();
+    if (!state.q) input.focus();
+  },
 });
 
 const status = new Status($('#status-chip'), $('#status-panel'), {
@@ -286,7 +353,7 @@ for (const a of document.querySelectorAll('[data-nav]')) {
     if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) return;
     ev.preventDefault();
     const page = a.dataset.nav;
-    if (a.classList.contains('brand')) go({ ...state, ...ALL_TIME, page, q: '', file: null, line: 1 });
+    if (a.classList.contains('brand')) go({ ...state, ...ALL_TIME, page, q: '', log: '', live: false, file: null, line: 1 });
     else go({ ...state, page, file: null, line: 1 });
     if (page === 'search') syncForm();
   });
@@ -370,9 +437,10 @@ api.onAuthRequired(() => {
 // --- start ---
 
 // A handle for tests and for poking at the UI from the console.
-window.logdex = { results, viewer, files, status, histogram, timeBar };
+window.logdex = { results, viewer, files, status, histogram, timeBar, live, catalog, liveConfig, tailConfig };
 
 window.addEventListener('popstate', () => apply(parseURL(), { fromURL: true }));
 apply(parseURL(), { fromURL: true });
 status.start();
+catalog.load().catch(() => {}); // for the log filter; the files page says when it fails
 if (!state.q && state.page === 'search' && state.file === null) input.focus();

@@ -1,6 +1,13 @@
 // Search results: paging through /api/search with cursors, the hit model,
 // selection, and rendering through the virtual list.
 //
+// Live (live.js) adds a section after the search's pages: a separator
+// row, then the matches that arrive, in the same rows. Pages of the search
+// that come later go in before the separator (the list splices them in,
+// keeping what is on screen still), the oldest live rows can be dropped
+// to bound memory, and a line shown once is not shown again (a page may
+// hold a line that arrived live, and the other way round).
+//
 // The first page is small so the first hits show fast; later pages are
 // larger and are fetched as the user scrolls near the end of what is
 // loaded (or moves the selection there with j). In path order (grep's)
@@ -19,10 +26,12 @@ const NEXT_PAGE = 500;
 const PREFETCH_ROWS = 120; // fetch the next page when this close to the end
 const ROW_H = 24; // must match .hit's height in style.css
 const HEAD_H = 34; // must match .file-head's height
+const LIVE_H = 30; // must match .live-sep's height
+const HEIGHTS = { file: HEAD_H, hit: ROW_H, live: LIVE_H };
 
 export class Results {
   // els: {scroller, footer, summary, empty}; cb: {onOpen(hit), onError(err),
-  // onPage()}
+  // onPage(), onView(first, last): the rows on screen}
   constructor(els, cb) {
     this.els = els;
     this.cb = cb;
@@ -30,10 +39,10 @@ export class Results {
     this.charW = 0;
     this.cols = 80;
     this.vlist = new VirtualList(els.scroller, {
-      estimate: (i) => (this.items[i].kind === 'file' ? HEAD_H : ROW_H),
+      estimate: (i) => HEIGHTS[this.items[i].kind],
       render: (i) => this.renderItem(i),
       onRendered: (rows) => this.markOverflow(rows),
-      onRange: (first, last) => this.onRange(last),
+      onRange: (first, last) => this.onRange(first, last),
     });
     this.clearModel();
     els.scroller.addEventListener('click', (ev) => this.clicked(ev));
@@ -44,10 +53,15 @@ export class Results {
 
   clearModel() {
     this.params = null;
-    this.items = []; // {kind:'file', path} | {kind:'hit', n}
-    this.hits = []; // API hit objects, each with .item (its row)
+    // Rows: {kind:'file', path, fileId} | {kind:'hit', hit} | {kind:'live'}
+    // (the live separator). hits are the API's hit objects in list order,
+    // each with .n (its place in hits) and .item (its row).
+    this.items = [];
+    this.hits = [];
+    this.histItems = 0; // rows of the search's pages: the live section follows them
+    this.histHits = 0;
+    this.live = null; // the live section: {since, lastFile}
     this.byFile = new Map(); // file_id -> Map(line -> hit)
-    this.expanded = new Set();
     this.total = 0;
     this.took = 0;
     this.warnings = [];
@@ -62,8 +76,11 @@ export class Results {
   }
 
   // start runs a new search (params: {q, mode, case, from, to, untimed,
-  // order}); resolves when the first page is in.
-  start(params) {
+  // order, log}); resolves when the first page is in. before(), asked
+  // once the caller's current task is done, may return a promise that
+  // holds the first request back until it settles (Live opens its stream
+  // first, so that the two meet without a gap).
+  start(params, { before } = {}) {
     this.abort?.abort();
     this.abort = new AbortController();
     this.gen++;
@@ -77,7 +94,7 @@ export class Results {
     this.done = false;
     this.state = 'loading';
     this.renderChrome();
-    return this.page(FIRST_PAGE);
+    return this.page(FIRST_PAGE, before);
   }
 
   // idle shows the start screen (no query).
@@ -95,10 +112,15 @@ export class Results {
     this.page(NEXT_PAGE);
   }
 
-  async page(limit) {
-    const gen = this.gen, first = this.hits.length === 0;
+  async page(limit, before) {
+    const gen = this.gen, first = this.histHits === 0;
     this.loading = true;
     this.renderChrome();
+    if (before) {
+      await null; // the caller's task ends first (it starts Live after this)
+      await before();
+      if (gen !== this.gen) return;
+    }
     let attempt = 0;
     for (;;) {
       try {
@@ -138,37 +160,125 @@ export class Results {
     this.cb.onPage?.();
   }
 
+  // append adds a page of the search (before the live section).
   append(hits) {
+    const items = [], added = [];
     for (const hit of hits) {
+      if (this.has(hit)) continue; // arrived live already
       if (!this.byTime && hit.file_id !== this.lastFile) {
-        this.items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
+        items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
         this.lastFile = hit.file_id;
       }
-      const n = this.hits.length;
-      hit.item = this.items.length;
-      this.items.push({ kind: 'hit', n });
-      this.hits.push(hit);
+      items.push({ kind: 'hit', hit });
+      added.push(hit);
+    }
+    this.splice(this.histItems, 0, items, this.histHits, 0, added);
+    this.histItems += items.length;
+    this.histHits += added.length;
+  }
+
+  has(hit) { return !!this.byFile.get(hit.file_id)?.has(hit.line); }
+
+  // splice replaces del rows at row `at` by items, and delHits hits at
+  // hit atHit by hits, keeping every hit's .n and .item, the selection and
+  // the index by file right, and the list on screen where it was.
+  splice(at, del, items, atHit, delHits, hits) {
+    const end = at === this.items.length && del === 0;
+    for (const hit of this.hits.slice(atHit, atHit + delHits)) this.byFile.get(hit.file_id)?.delete(hit.line);
+    if (end) {
+      for (const it of items) this.items.push(it);
+      for (const hit of hits) this.hits.push(hit);
+    } else {
+      this.items = this.items.slice(0, at).concat(items, this.items.slice(at + del));
+      this.hits = this.hits.slice(0, atHit).concat(hits, this.hits.slice(atHit + delHits));
+    }
+    for (let k = atHit; k < this.hits.length; k++) this.hits[k].n = k;
+    for (let i = at; i < this.items.length; i++) if (this.items[i].kind === 'hit') this.items[i].hit.item = i;
+    let timed = false;
+    for (const hit of hits) {
       let m = this.byFile.get(hit.file_id);
       if (!m) this.byFile.set(hit.file_id, (m = new Map()));
       m.set(hit.line, hit);
-      if (hit.time && !this.timed) {
-        this.timed = true;
-        this.els.scroller.classList.add('timed');
-        this.measureCols();
-      }
+      timed ||= !!hit.time;
     }
-    this.vlist.setCount(this.items.length);
+    if (this.sel >= atHit && (delHits || hits.length)) {
+      this.sel = this.sel < atHit + delHits ? -1 : this.sel + hits.length - delHits;
+      if (this.sel < 0) this.els.scroller.removeAttribute('aria-activedescendant');
+      else this.els.scroller.setAttribute('aria-activedescendant', `hit-${this.sel}`);
+    }
+    if (end) this.vlist.setCount(this.items.length);
+    else this.vlist.splice(at, del, items.length);
+    if (timed && !this.timed) {
+      this.timed = true;
+      this.els.scroller.classList.add('timed');
+      this.measureCols();
+    }
   }
 
-  onRange(last) {
-    if (last >= 0 && last >= this.items.length - PREFETCH_ROWS) this.loadMore();
+  // --- the live section ---
+
+  // liveBegin adds the live section (the separator row) if there is none.
+  liveBegin(since) {
+    if (this.live) return;
+    this.live = { since, lastFile: null };
+    this.splice(this.items.length, 0, [{ kind: 'live' }], this.hits.length, 0, []);
+    this.renderChrome();
+  }
+
+  get liveCount() { return this.live ? this.hits.length - this.histHits : 0; }
+
+  // liveAppend adds matches that arrived at the end (those shown already
+  // are left out); it returns the hits added.
+  liveAppend(hits) {
+    const items = [], added = [], seen = new Set();
+    for (const hit of hits) {
+      const key = `${hit.file_id}:${hit.line}`;
+      if (this.has(hit) || seen.has(key)) continue;
+      seen.add(key);
+      if (hit.file_id !== this.live.lastFile) {
+        items.push({ kind: 'file', path: hit.path, fileId: hit.file_id });
+        this.live.lastFile = hit.file_id;
+      }
+      items.push({ kind: 'hit', hit });
+      added.push(hit);
+    }
+    this.splice(this.items.length, 0, items, this.hits.length, 0, added);
+    this.renderChrome();
+    return added;
+  }
+
+  // liveDrop removes the k oldest live matches (and file headers left
+  // without hits; the first match kept gets its file's header).
+  liveDrop(k) {
+    k = Math.min(k, this.liveCount);
+    if (k <= 0) return;
+    const keep = this.hits[this.histHits + k];
+    const from = this.histItems + 1;
+    let to = this.items.length, head = [];
+    if (keep) {
+      to = this.items[keep.item - 1].kind === 'file' ? keep.item - 1 : keep.item;
+      if (to === keep.item) head = [{ kind: 'file', path: keep.path, fileId: keep.file_id }];
+    } else {
+      this.live.lastFile = null;
+    }
+    for (const hit of this.hits.slice(this.histHits, this.histHits + k)) hit.dropped = true;
+    this.splice(from, to - from, head, this.histHits, k, []);
+  }
+
+  // onRange loads the next page when the end of the search's rows comes
+  // near the screen from above (not when it lies above the screen: the
+  // user is reading live rows below it).
+  onRange(first, last) {
+    const end = this.histItems;
+    if (last >= 0 && first <= end && last >= end - PREFETCH_ROWS) this.loadMore();
+    this.cb.onView?.(first, last);
   }
 
   hitsIn(fileId) { return this.byFile.get(fileId) || null; }
 
   find(fileId, line) {
     const hit = this.byFile.get(fileId)?.get(line);
-    return hit ? this.hits.indexOf(hit) : -1;
+    return hit ? hit.n : -1;
   }
 
   // --- rendering ---
@@ -200,6 +310,7 @@ export class Results {
 
   renderItem(i) {
     const it = this.items[i];
+    if (it.kind === 'live') return this.renderLive();
     if (it.kind === 'file') {
       const [dir, base] = splitPath(it.path);
       return h('div', { class: 'file-head', 'aria-hidden': 'true', title: it.path },
@@ -207,9 +318,9 @@ export class Results {
         h('span', { class: 'dir', text: dir }),
         h('span', { class: 'base', text: base }));
     }
-    const n = it.n, hit = this.hits[n];
+    const hit = it.hit, n = hit.n;
     const line = hit.view || (hit.view = lineOf(hit));
-    const expanded = this.expanded.has(n);
+    const expanded = !!hit.expanded;
     const t = hitTime(hit.time);
     const txt = h('span', { class: 'txt' }, h('span', { class: 'sr-only', text: `${hit.path} line ${hit.line}${t ? `, ${t.date} ${t.clock}` : ''}: ` }));
     // Keep the first match in sight in a one-line row: start a little
@@ -223,7 +334,7 @@ export class Results {
     return h('div', {
       class: `hit${sel ? ' is-selected' : ''}${expanded ? ' is-expanded can-expand' : ''}${from ? ' can-expand' : ''}`,
       role: 'option', id: `hit-${n}`, 'aria-selected': String(sel),
-      'aria-posinset': n + 1, 'aria-setsize': this.total || this.hits.length,
+      'aria-posinset': n + 1, 'aria-setsize': (this.total || this.histHits) + this.liveCount,
       dataset: { n, file: hit.file_id, line: hit.line },
     },
     this.byTime ? null : h('span', { class: 'ln', 'aria-hidden': 'true', text: String(hit.line) }),
@@ -237,6 +348,20 @@ export class Results {
       'aria-label': expanded ? 'Collapse line' : 'Show whole line',
       'aria-expanded': String(expanded), title: expanded ? 'Collapse' : 'Show whole line',
     }));
+  }
+
+  // renderLive is the separator between the search's rows and the live
+  // ones: what became of the search above, and since when Live adds.
+  renderLive() {
+    const above = !this.done ? (this.loading ? 'Loading more results…' : 'More results load here as you scroll')
+      : this.histHits ? 'End of search results' : 'No matches in the index yet';
+    const since = this.live.since.toLocaleTimeString('en-GB', { hour12: false });
+    // Hidden from the listbox (only options belong there): Live's status
+    // line says the same.
+    return h('div', { class: 'live-sep', 'aria-hidden': 'true' },
+      h('span', { class: 'above', text: above }),
+      h('span', { class: 'live-tag' }, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), 'Live'),
+      h('span', { class: 'since', text: `new matches from ${since}` }));
   }
 
   // markOverflow shows the expander on rows whose text does not fit
@@ -266,8 +391,9 @@ export class Results {
   }
 
   toggleExpanded(n) {
-    if (this.expanded.has(n)) this.expanded.delete(n); else this.expanded.add(n);
-    this.vlist.rerender(this.hits[n].item);
+    const hit = this.hits[n];
+    hit.expanded = !hit.expanded;
+    this.vlist.rerender(hit.item);
   }
 
   // --- selection (j/k) ---
@@ -292,7 +418,7 @@ export class Results {
       this.vlist.scrollToRange(head, item);
     }
     this.els.scroller.setAttribute('aria-activedescendant', `hit-${n}`);
-    if (n >= this.hits.length - 20) this.loadMore();
+    if (n < this.histHits && n >= this.histHits - 20) this.loadMore();
   }
 
   move(delta) {
@@ -318,9 +444,9 @@ export class Results {
         h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }),
         h('span', { class: 'took', text: fmtMs(this.took) }),
       );
-      if (this.hits.length < this.total) {
+      if (this.histHits < this.total) {
         summary.append(h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }),
-          h('span', { class: 'loaded', text: `${fmtInt(this.hits.length)} loaded` }));
+          h('span', { class: 'loaded', text: `${fmtInt(this.histHits)} loaded` }));
       }
       if (this.warnings.length) {
         summary.append(h('span', { class: 'warn', title: this.warnings.join('\n'),
@@ -337,14 +463,18 @@ export class Results {
     summary.classList.toggle('is-empty', summary.childNodes.length === 0);
 
     clear(footer);
-    if (this.hits.length) {
+    if (this.live) {
+      // The separator row tells how the search ended; Live's state is in
+      // the bar above the list.
+      if (this.vlist.count > this.histItems) this.vlist.rerender(this.histItems);
+    } else if (this.hits.length) {
       if (this.loading) footer.append(h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading more…');
       else if (!this.done) footer.append('Scroll for more');
       else footer.append(`End of results · ${fmtInt(this.hits.length)} ${this.hits.length === 1 ? 'match' : 'matches'}`);
     }
 
     // Empty states replace the list.
-    const showList = this.hits.length > 0;
+    const showList = this.hits.length > 0 || (!!this.live && this.state !== 'error');
     scroller.hidden = !showList;
     for (const el of empty.children) el.hidden = true;
     empty.hidden = showList;

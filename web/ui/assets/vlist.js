@@ -32,16 +32,59 @@ export class VirtualList {
   // setCount grows (or resets) the list; new rows get estimated heights.
   setCount(n) {
     if (n < this.count) { this.reset(); }
-    if (n + 1 > this.offsets.length) {
-      let cap = this.offsets.length;
-      while (cap < n + 1) cap *= 2;
-      const hs = new Float64Array(cap); hs.set(this.heights); this.heights = hs;
-      const os = new Float64Array(cap + 1); os.set(this.offsets); this.offsets = os;
-    }
+    this.grow(n);
     for (let i = this.count; i < n; i++) this.heights[i] = this.opts.estimate(i);
     this.valid = Math.min(this.valid, this.count);
     this.count = n;
     this.schedule();
+  }
+
+  // splice replaces rows at..at+del-1 by add new rows (the caller has
+  // changed its model already; the new rows get estimated heights and the
+  // rows after them keep their measured ones). Rows on screen from `at` on
+  // are rebuilt, since their indexes moved. When the change lies above the
+  // first row on screen (rows removed before it, or rows inserted before
+  // it, not at it), the scroll position moves with it, so that what is on
+  // screen stays still; rows inserted at the first row on screen show.
+  splice(at, del, add) {
+    if (del === 0 && add === 0) return;
+    this.layout();
+    const n = this.count - del + add;
+    this.grow(n);
+    const base = this.inner.offsetTop;
+    const first = this.count ? this.indexAt(Math.max(0, this.scroller.scrollTop - base)) : 0;
+    const above = del ? at + del <= first : at < first;
+    const removed = this.offsets[Math.min(at + del, this.count)] - this.offsets[at];
+    this.heights.copyWithin(at + add, at + del, this.count);
+    let added = 0;
+    for (let i = at; i < at + add; i++) added += (this.heights[i] = this.opts.estimate(i));
+    for (const [i, el] of this.rows) {
+      if (i < at) continue;
+      this.ro.unobserve(el);
+      el.remove();
+      this.rows.delete(i);
+    }
+    this.count = n;
+    this.valid = Math.min(this.valid, at);
+    const total = this.layout();
+    this.inner.style.height = `${total}px`;
+    if (above && added !== removed) this.scroller.scrollTop += added - removed;
+    this.update();
+  }
+
+  grow(n) {
+    if (n + 1 <= this.offsets.length) return;
+    let cap = this.offsets.length;
+    while (cap < n + 1) cap *= 2;
+    const hs = new Float64Array(cap); hs.set(this.heights); this.heights = hs;
+    const os = new Float64Array(cap + 1); os.set(this.offsets); this.offsets = os;
+  }
+
+  // atEnd tells whether the list is scrolled to its bottom (within a few
+  // pixels).
+  atEnd() {
+    const sc = this.scroller;
+    return sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 4;
   }
 
   reset() {
@@ -166,6 +209,15 @@ export class VirtualList {
     const st = this.scroller.scrollTop, vh = this.scroller.clientHeight;
     if (top < st + pad) this.scroller.scrollTop = Math.max(0, top - pad);
     else if (bottom > st + vh - pad) this.scroller.scrollTop = Math.min(top - pad, bottom - vh + pad);
+    this.update();
+  }
+
+  // scrollToStart scrolls row i to the top of the viewport (as far as the
+  // list goes).
+  scrollToStart(i) {
+    if (i < 0 || i >= this.count) return;
+    this.layout();
+    this.scroller.scrollTop = this.inner.offsetTop + this.offsets[i];
     this.update();
   }
 
