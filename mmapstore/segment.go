@@ -1,5 +1,10 @@
 package mmapstore
 
+// The segment decoder: opening a segment, checking its header, section
+// table and cross-references, and decoding each section in place. Kept in
+// one file (past 500 lines) so that it reads beside segwrite.go, section
+// for section.
+
 import (
 	"encoding/binary"
 	"fmt"

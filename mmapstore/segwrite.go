@@ -1,5 +1,9 @@
 package mmapstore
 
+// The segment encoder: every section in file order, as FORMAT.md lists
+// them. It is one file past 500 lines so that the write order reads as the
+// specification does; segment.go holds the decoder.
+
 import (
 	"bufio"
 	"bytes"

@@ -1,5 +1,8 @@
 package mmapstore
 
+// The staged warm-up: stages, pacing, the memory budget and progress
+// reporting are one state machine, kept in one file (just past 500 lines).
+
 import (
 	"context"
 	"errors"
