@@ -184,7 +184,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		}
 		s.Close()
 	}
-	// In file order, so that a file's consecutive spans become one.
+	// In file order, so that a file's spans share one file-table entry.
 	sort.Slice(spans, func(i, j int) bool {
 		if spans[i].rec != spans[j].rec {
 			return spans[i].rec < spans[j].rec

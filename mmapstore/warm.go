@@ -61,7 +61,7 @@ type WarmOptions struct {
 	Mode     string
 	Rate     float64 // staged: bytes per second read from disk at most (0: unlimited)
 	MaxBytes int64   // warm at most this many index bytes (0: unlimited)
-	Chunk    int64   // bytes per step (default 8 MiB: MADV_WILLNEED reads about read_ahead_kb per call)
+	Chunk    int64   // bytes per step (default 8 MiB)
 	// Busy reports queries in flight; a staged warmer pauses (up to a few
 	// ms per step) while it is not zero, so queries get the disk first.
 	Busy   func() int

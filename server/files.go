@@ -35,8 +35,9 @@ type fileJSON struct {
 	// Log is the log the file is part of (a log and its rotations share
 	// it: search it with log=), Rotation its place in that log's history
 	// (0 the live file). Compression names a compressed file's format
-	// (its lines, sizes and content are the decompressed ones); Damage
-	// says where decompressing it failed, if it did.
+	// (Size is the compressed file's; its lines, indexed bytes and
+	// content are the decompressed ones); Damage says where decompressing
+	// it failed, if it did.
 	Log         string `json:"log"`
 	Rotation    int    `json:"rotation"`
 	Compression string `json:"compression,omitempty"`
