@@ -30,6 +30,10 @@ import (
 // number of mapped segments low.
 const DefaultSegmentBytes = 128 << 20
 
+// MaxSegmentBytes bounds SegmentBytes: positions inside a segment's
+// sections are 32-bit (FORMAT.md), so a segment must stay well under 4 GiB.
+const MaxSegmentBytes = 4<<30 - 1<<20
+
 // Options configure an indexing run.
 type Options struct {
 	Dir          string   // index directory; created if missing
@@ -129,6 +133,9 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if opt.SegmentBytes <= 0 {
 		opt.SegmentBytes = DefaultSegmentBytes
 	}
+	if opt.SegmentBytes > MaxSegmentBytes {
+		return nil, fmt.Errorf("segment size %d MiB over the limit of %d MiB", opt.SegmentBytes>>20, MaxSegmentBytes>>20)
+	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -159,7 +166,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		}
 	} else if tz := zoneName(opt.Location); tz != oldTZ && len(old.Files) > 0 {
 		log.Warn().Str("from", oldTZ).Str("to", tz).Msg("time zone changed: rebuilding the index (its times depend on it)")
-		old = &mmapstore.Manifest{NextFileID: 1, NextSegmentID: max(old.NextSegmentID, nextSegmentID(opt.Dir))}
+		old = &mmapstore.Manifest{Generation: old.Generation, NextFileID: 1, NextSegmentID: max(old.NextSegmentID, nextSegmentID(opt.Dir))}
 	}
 
 	roots := make([]*root, len(opt.Roots))

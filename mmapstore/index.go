@@ -162,6 +162,23 @@ func (ix *Index) Dir() string { return ix.dir }
 // Generation is the manifest's generation: every published run bumps it.
 func (ix *Index) Generation() uint64 { return ix.manifest.Generation }
 
+// OpenedFrom reports whether m is the manifest ix was opened from: the same
+// generation naming the same segments and files. The generation alone does
+// not tell: an index rebuilt from scratch (its manifest damaged, another
+// format version) counts again from 1.
+func (ix *Index) OpenedFrom(m *Manifest) bool {
+	a, b := ix.manifest, m
+	if a.Generation != b.Generation || len(a.Segments) != len(b.Segments) || len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i := range a.Segments {
+		if a.Segments[i].Name != b.Segments[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
 // Roots lists the PATHs the index was built for (a copy).
 func (ix *Index) Roots() []Root { return slices.Clone(ix.manifest.Roots) }
 

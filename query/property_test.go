@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logdex/logdex/fixtures/loghub"
+
 	"github.com/logdex/logdex/fixtures/loggen"
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/query/lang"
@@ -128,10 +130,10 @@ func corpora(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	roots = append(roots, gen)
-	if lh := filepath.Join("..", "..", "shared", "corpus", "loghub"); dirExists(lh) {
+	if lh := loghub.Dir(); lh != "" {
 		roots = append(roots, lh)
 	} else {
-		t.Logf("%s absent: property tests run without the Loghub samples", lh)
+		t.Logf("no Loghub samples (LOGDEX_CORPUS): property tests run without them")
 	}
 	return roots
 }

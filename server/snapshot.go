@@ -78,7 +78,7 @@ func (s *Server) Reload() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if m.Generation == cur.ix.Generation() {
+		if cur.ix.OpenedFrom(m) {
 			return false, nil
 		}
 	}

@@ -42,6 +42,11 @@ func newTailFeed() *tailFeed { return &tailFeed{wake: make(chan struct{})} }
 func (f *tailFeed) push(gen uint64, delta query.Delta) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if n := len(f.gens); n > 0 && gen <= f.gens[n-1].gen {
+		// An index rebuilt from scratch counts its generations from 1
+		// again; the feed's positions must still only grow.
+		gen = f.gens[n-1].gen + 1
+	}
 	if len(f.gens) == tailKeep {
 		f.gens = append(f.gens[:0], f.gens[1:]...)
 	}

@@ -5,31 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-// loghubDir finds the sample corpus beside the repository, if present.
-func loghubDir(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "corpus", "loghub")
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no loghub sample corpus beside the repository")
-		}
-		dir = parent
-	}
-}
+	"github.com/logdex/logdex/fixtures/loghub"
+)
 
 // TestLoghubSamples round-trips real logs from 16 systems through every
 // tool (two of them by default).
 func TestLoghubSamples(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(loghubDir(t), "*.log"))
+	files, _ := filepath.Glob(filepath.Join(loghub.DirOrSkip(t), "*.log"))
 	if len(files) == 0 {
 		t.Skip("corpus is empty")
 	}

@@ -7,34 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// loghubDir finds the loghub samples: LOGDEX_CORPUS, else a
-// shared/corpus/loghub folder beside the repository or one of its parents.
-func loghubDir(t testing.TB) string {
-	if d := os.Getenv("LOGDEX_CORPUS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Skip(err)
-	}
-	for {
-		d := filepath.Join(dir, "shared", "corpus", "loghub")
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("loghub corpus not found (set LOGDEX_CORPUS)")
-		}
-		dir = parent
-	}
-}
+	"github.com/logdex/logdex/fixtures/loghub"
+)
 
 // loghubLines returns a sample's lines without their "\r\n".
 func loghubLines(t testing.TB, name string) [][]byte {
-	data, err := os.ReadFile(filepath.Join(loghubDir(t), name))
+	data, err := os.ReadFile(filepath.Join(loghub.DirOrSkip(t), name))
 	if err != nil {
 		t.Skip(err)
 	}
@@ -108,7 +87,7 @@ func TestLoghub(t *testing.T) {
 			}
 		})
 	}
-	files, _ := filepath.Glob(filepath.Join(loghubDir(t), "*.log"))
+	files, _ := filepath.Glob(filepath.Join(loghub.DirOrSkip(t), "*.log"))
 	for _, f := range files {
 		if !seen[filepath.Base(f)] {
 			t.Errorf("%s: no test case", filepath.Base(f))

@@ -7,30 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-)
 
-// loghubDir finds the real log samples: LOGDEX_CORPUS, else a
-// shared/corpus/loghub folder beside the repository or one of its parents.
-func loghubDir(t *testing.T) string {
-	if d := os.Getenv("LOGDEX_CORPUS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Skip(err)
-	}
-	for {
-		d := filepath.Join(dir, "shared", "corpus", "loghub")
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("loghub corpus not found (set LOGDEX_CORPUS)")
-		}
-		dir = parent
-	}
-}
+	"github.com/logdex/logdex/fixtures/loghub"
+)
 
 // Patterns of the kind people type at logs, in both syntaxes.
 var logPatterns = []struct {
@@ -58,7 +37,7 @@ var logPatterns = []struct {
 // TestLoghubAgainstGrep holds realistic patterns to grep on real logs.
 func TestLoghubAgainstGrep(t *testing.T) {
 	needGrep(t)
-	dir := loghubDir(t)
+	dir := loghub.DirOrSkip(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	if len(files) == 0 {
 		t.Skip("no loghub samples")

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/logdex/logdex/fixtures/loghub"
 )
 
 const benchSize = 64 << 20
@@ -76,7 +78,7 @@ func benchData() []byte {
 // benchCorpus is the loghub samples (loghubDir) concatenated; synthetic
 // lines when the corpus is missing.
 func benchCorpus() []byte {
-	files, _ := filepath.Glob(filepath.Join(loghubDir(), "*.log"))
+	files, _ := filepath.Glob(filepath.Join(loghub.Dir(), "*.log"))
 	sort.Strings(files)
 	var corpus []byte
 	for _, f := range files {
@@ -91,26 +93,6 @@ func benchCorpus() []byte {
 		corpus = synthLogs()
 	}
 	return corpus
-}
-
-// loghubDir is LOGDEX_CORPUS, else a shared/corpus/loghub folder beside
-// the repository or one of its parents; "" when there is none.
-func loghubDir() string {
-	if d := os.Getenv("LOGDEX_CORPUS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	for err == nil {
-		d := filepath.Join(dir, "shared", "corpus", "loghub")
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	return ""
 }
 
 func synthLogs() []byte {
