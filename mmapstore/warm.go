@@ -80,13 +80,15 @@ type region struct {
 }
 
 // Stage priorities: what a query touches first and needs most is warmed
-// first. Small sections make every segment usable; the tops of the
-// dictionaries serve every lookup; the offset index locates every hit (and
-// is small); then whole dictionaries; substring filters and postings are big
-// and serve fewer queries.
+// first. Small sections make every segment usable (the chunk checksums
+// among them: every first read of a chunk checks its sum, and they are
+// 0.2% of what they cover); the offset index locates every hit (and is
+// small); then the dictionaries; substring filters, line times and postings are big and
+// serve fewer queries.
 func stagePrio(kind uint32) (int, string) {
 	switch kind {
-	case SectionMeta, SectionFiles, SectionSpans, SectionUnindexed, SectionLineGroups, SectionTermBlocks:
+	case SectionMeta, SectionFiles, SectionSpans, SectionUnindexed, SectionLineGroups, SectionTermBlocks,
+		SectionChunkSums, SectionSumPages, SectionDictGroups, SectionTimeGroups, SectionCheckpoints:
 		return 0, "small sections"
 	case SectionLineLens:
 		return 2, "offset indexes" // every hit is located through them, and they are small
@@ -94,24 +96,18 @@ func stagePrio(kind uint32) (int, string) {
 		return 3, "term dictionaries"
 	case SectionTrigrams:
 		return 4, "trigram filters"
+	case SectionLineTimes:
+		return 5, "line times"
 	case SectionPostings:
-		return 5, "postings"
+		return 6, "postings"
 	}
-	return 6, "other sections"
+	return 7, "other sections"
 }
 
 func stageName(r *region) string {
-	if r.prio == 1 {
-		return "dictionary roots"
-	}
 	_, name := stagePrio(r.kind)
 	return name
 }
-
-// fstTop is how much of the end of each dictionary is warmed before the
-// rest: vellum writes the root last, so the nodes every lookup walks first
-// sit at the end.
-const fstTop = 256 << 10
 
 // Warmer brings an index's mapped pages into memory.
 type Warmer struct {
@@ -157,14 +153,10 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 				continue
 			}
 			p, _ := stagePrio(e.Kind)
-			off, n := int64(e.Offset), int64(e.Length)
-			if e.Kind == SectionFST && n > 2*fstTop {
-				top := &region{seg: s, kind: e.Kind, off: off + n - fstTop, n: fstTop, prio: 1}
-				top.state.Store(StatePending)
-				w.regions = append(w.regions, top)
-				n -= fstTop
-			}
-			r := &region{seg: s, kind: e.Kind, off: off, n: n, prio: p}
+			// The dictionary is one FST per group of blocks (each
+			// with its root at its end), so no one part of the
+			// section serves every lookup: it is warmed whole.
+			r := &region{seg: s, kind: e.Kind, off: int64(e.Offset), n: int64(e.Length), prio: p}
 			r.state.Store(StatePending)
 			w.regions = append(w.regions, r)
 		}

@@ -81,8 +81,8 @@ func TestWarmOrder(t *testing.T) {
 	if err := w.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// Stages never go back: small sections, dictionary roots, dictionaries,
-	// offset indexes, filters, postings.
+	// Stages never go back: small sections (checksums included), offset
+	// indexes, dictionaries, filters, line times, postings.
 	prios := w.RegionPrios()
 	for i := 1; i < len(prios); i++ {
 		if prios[i] < prios[i-1] {
