@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -46,6 +47,10 @@ type task struct {
 	// need is the most hit records this task must keep (0: no cap): the
 	// limit less what earlier tasks surely hold.
 	need int
+	// budget bounds what the task reads only to count (nil: no bound);
+	// partial says it stopped counting for want of it.
+	budget  *countBudget
+	partial bool
 
 	hits       []hitRec
 	buf        []byte
@@ -76,6 +81,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		s.logs.Sync() // a line written before the search began is found
 	}
 	once := inodeOnce{s: s}
+	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
 	// send emits a file's tasks (false: the search was cancelled).
@@ -96,6 +102,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if limited {
 				t.after, t.until = max(t.after, only.From-1), only.To-1
 			}
+			t.budget = budget
 			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
@@ -378,4 +385,38 @@ func (s *Searcher) indexedInodes() map[[2]uint64]int {
 		}
 	})
 	return s.inodes
+}
+
+// countBudget is what a search may still read only to count hits past the
+// page (Options.TotalBudget), shared by its tasks.
+type countBudget struct{ left atomic.Int64 }
+
+// newCountBudget is the budget opt allows: nil when every hit must be
+// counted (grep -c, histograms, an exact Total), zero when counts past the
+// limit are of no use (Limit without CountAll).
+func newCountBudget(opt Options) *countBudget {
+	switch {
+	case opt.PerFile != nil || opt.Histogram != nil:
+		return nil
+	case opt.Limit > 0 && !opt.CountAll:
+		return &countBudget{}
+	case opt.Limit > 0 && opt.TotalBudget > 0:
+		b := &countBudget{}
+		b.left.Store(opt.TotalBudget)
+		return b
+	}
+	return nil
+}
+
+// spend takes n bytes from the budget; false when it has run out (a nil
+// budget never does). The last read may overdraw it.
+func (b *countBudget) spend(n int64) bool {
+	if b == nil {
+		return true
+	}
+	if b.left.Load() <= 0 {
+		return false
+	}
+	b.left.Add(-n)
+	return true
 }

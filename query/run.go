@@ -178,6 +178,10 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 				continue
 			}
 			start, end := locs[i].off, locs[j-1].off+locs[j-1].n
+			if full() && !t.budget.spend(end-start+readCost) {
+				t.partial = true // read only to count, and the budget is spent
+				break
+			}
 			rbuf = grow(rbuf, int(end-start))
 			if m, err := src.ReadAt(rbuf, start); m < len(rbuf) {
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -214,10 +218,17 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			}
 			i = j
 		}
+		if t.partial {
+			break
+		}
 	}
 	t.count = int64(len(t.hits)) + extra
 	return nil
 }
+
+// readCost is what one positioned read costs against a count budget, in
+// bytes: about what scanning that many bytes costs.
+const readCost = 1 << 10
 
 func grow(b []byte, n int) []byte {
 	if cap(b) < n {
@@ -243,6 +254,10 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 			return ctx.Err()
 		}
 		eof := false
+		if (countOnly || maxRecs > 0 && len(t.hits) >= maxRecs) && !t.budget.spend(int64(len(buf)-have)) {
+			t.partial = true // scanning only to count, and the budget is spent
+			break
+		}
 		if pos+int64(have) < t.end {
 			if have == len(buf) { // a line longer than the buffer
 				buf = append(buf, make([]byte, len(buf))...)

@@ -62,6 +62,11 @@ type Options struct {
 	After    *Cursor // deliver only hits after this position
 	Text     bool    // read each hit's text
 	CountAll bool    // keep counting after Limit, for an exact Total
+	// TotalBudget, with CountAll, bounds the bytes of log read only to
+	// count hits past the page (lines verified, bytes scanned); counts
+	// the index gives without reading are always exact. When it runs
+	// out, Stats.TotalAtLeast says Total is a lower bound. 0: no bound.
+	TotalBudget int64
 	// PerFile, when set, is called once for every file in order with its
 	// number of hits (zero included), as grep -c prints them.
 	PerFile func(f *File, n int64) error
@@ -114,6 +119,9 @@ func (s *Searcher) Reopen(h *Hit) (*os.File, int64, error) {
 type Stats struct {
 	Total      int64 // hits counted: all of them unless stopped at Limit without CountAll
 	Truncated  bool  // stopped at Limit
+	// TotalAtLeast: counting stopped at Options.TotalBudget, so there
+	// may be more hits than Total (the hits delivered are exact).
+	TotalAtLeast bool
 	Candidates int64 // lines the index proposed
 	Verified   int64 // lines read and checked
 	Scanned    int64 // bytes scanned where the index could not narrow
@@ -370,6 +378,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				return err
 			}
 			delivered.Add(1)
+		}
+		if t.partial && !stopped {
+			st.TotalAtLeast = true
 		}
 		if c := t.count - int64(len(t.hits)); c > 0 && !stopped { // counted without records
 			st.Total += c

@@ -153,6 +153,7 @@ type searchResp struct {
 	Mode       string `json:"mode"`
 	Case       string `json:"case"`
 	Total      int64  `json:"total"`
+	TotalExact *bool  `json:"total_exact"`
 	TookMS     float64
 	Hits       []hitJSON `json:"hits"`
 	NextCursor *string   `json:"next_cursor"`

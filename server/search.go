@@ -32,7 +32,18 @@ type searchParams struct {
 	tr      *query.TimeRange // from, to, untimed; nil: every line
 	order   query.Order
 	log     string // only this log's files (a log and its rotations)
+	// exactTotal: count every hit past the page, whatever it costs
+	// (total=exact); otherwise counting stops at totalBudget.
+	exactTotal bool
 }
+
+// DefaultTotalBudget bounds the log bytes a page of /api/search reads
+// only to count the hits after it (a positioned read counts as 1 KiB):
+// about 15 ms of work here. Counts the index gives without reading lines
+// (a word, an exact literal) are exact at any size; past the budget,
+// "total" is a lower bound ("total_exact": false) until asked for with
+// total=exact.
+const DefaultTotalBudget = 4 << 20
 
 // parseSearch reads q, mode and case (and, unless raw, limit, cursor and
 // context) and compiles the query.
@@ -77,6 +88,13 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 		if p.context, e = intParam(v, "context", 0, 0, maxContext); e != nil {
 			return nil, nil, e
 		}
+		switch v.Get("total") {
+		case "", "bounded":
+		case "exact":
+			p.exactTotal = true
+		default:
+			return nil, nil, badRequest("total must be exact or bounded")
+		}
 		if c := v.Get("cursor"); c != "" {
 			if p.cursor, err = query.DecodeCursor(c); err != nil {
 				return nil, nil, badRequest("invalid cursor")
@@ -106,7 +124,7 @@ func (p *searchParams) key(seq uint64) string {
 	if p.tr != nil {
 		tr = fmt.Sprintf("%d-%d-%t", p.tr.From, p.tr.To, p.tr.ExcludeUntimed)
 	}
-	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, tr, p.order, p.log, p.q)
+	return fmt.Sprintf("%d\x00%d\x00%t\x00%d\x00%d\x00%s\x00%s\x00%d\x00%s\x00%t\x00%s", seq, p.mode, p.fold, p.limit, p.context, c, tr, p.order, p.log, p.exactTotal, p.q)
 }
 
 // parseTime reads from, to (RFC 3339, epoch milliseconds, "2026-11-29
@@ -280,6 +298,9 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	out.json(p.q)
 	fmt.Fprintf(out, `,"mode":%q,"case":%q,"order":%q,"hits":[`, p.mode.String(), p.caseName(), p.order.String())
 	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true, Time: p.tr, Times: true, Order: p.order, Log: p.log}
+	if !p.exactTotal {
+		opt.TotalBudget = s.opt.TotalBudget
+	}
 	loc := sn.s.Location()
 	var last query.Cursor
 	n := 0
@@ -311,7 +332,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	if out.err != nil {
 		return st, out.err
 	}
-	fmt.Fprintf(out, `],"total":%d,"took_ms":%.3f,"next_cursor":`, st.Total, float64(time.Since(start).Microseconds())/1000)
+	fmt.Fprintf(out, `],"total":%d,"total_exact":%t,"took_ms":%.3f,"next_cursor":`, st.Total, !st.TotalAtLeast, float64(time.Since(start).Microseconds())/1000)
 	if st.Truncated && n > 0 && n == p.limit {
 		out.json(last.Encode())
 	} else {

@@ -139,9 +139,19 @@ func TestPagingExactlyOnce(t *testing.T) {
 				maxPages = 1 << 30
 			}
 			for n := 0; n < maxPages; n++ {
-				p := ts.search(t, fmt.Sprintf("%s&limit=%d&cursor=%s", q, limit, url.QueryEscape(cursor)))
-				if p.Total != remaining {
-					t.Fatalf("%s limit %d page %d: total %d, want %d hits after the cursor", q, limit, n, p.Total, remaining)
+				total := "exact"
+				if n%2 == 1 {
+					total = "bounded" // the default: a lower bound past the count budget
+				}
+				p := ts.search(t, fmt.Sprintf("%s&limit=%d&total=%s&cursor=%s", q, limit, total, url.QueryEscape(cursor)))
+				if p.TotalExact == nil {
+					t.Fatalf("%s: no total_exact", q)
+				}
+				if *p.TotalExact && p.Total != remaining || !*p.TotalExact && (p.Total > remaining || p.Total < int64(len(p.Hits))) {
+					t.Fatalf("%s limit %d page %d: total %d (exact %t), want %d hits after the cursor", q, limit, n, p.Total, *p.TotalExact, remaining)
+				}
+				if total == "exact" && !*p.TotalExact {
+					t.Fatalf("%s: total=exact gave a lower bound", q)
 				}
 				pages = append(pages, p.Hits...)
 				remaining -= int64(len(p.Hits))

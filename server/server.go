@@ -84,6 +84,10 @@ type Options struct {
 	// DebugCopyBuffer > 0 replaces sendfile by a read/write loop with a
 	// buffer of this size (for measuring what sendfile saves).
 	DebugCopyBuffer int
+	// TotalBudget bounds the log bytes one page of /api/search reads only
+	// to count the hits after it (DefaultTotalBudget when 0); past it,
+	// "total" is a lower bound until asked for with total=exact.
+	TotalBudget int64
 	// MaxTails bounds the /api/tail streams open at once (64); more get 503.
 	MaxTails int
 	// TailHeartbeat is how often an idle /api/tail stream gets a comment,
@@ -108,6 +112,9 @@ func (o *Options) defaults() {
 		o.MaxQueued = 0
 	} else if o.MaxQueued == 0 {
 		o.MaxQueued = 128 * procs
+	}
+	if o.TotalBudget <= 0 {
+		o.TotalBudget = DefaultTotalBudget
 	}
 	if o.MaxTails <= 0 {
 		o.MaxTails = 64

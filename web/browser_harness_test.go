@@ -452,6 +452,7 @@ type apiHit struct {
 type apiSearch struct {
 	Hits       []apiHit `json:"hits"`
 	Total      int      `json:"total"`
+	TotalExact *bool    `json:"total_exact"`
 	NextCursor *string  `json:"next_cursor"`
 }
 

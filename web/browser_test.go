@@ -532,6 +532,7 @@ func TestBrowser(t *testing.T) {
 	testTime(t, browser, base, files)
 	testLogs(t, browser)
 	testLive(t, browser)
+	testTotal(t, browser)
 
 	t.Run("10,000 hits stay responsive", func(t *testing.T) {
 		testManyHits(t, browser)

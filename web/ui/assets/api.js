@@ -95,8 +95,8 @@ const searchParams = (p) => ({
 
 // search runs one page of /api/search; cursor and limit page through the
 // hits.
-export async function search(p, { cursor, limit, signal } = {}) {
-  const r = await getJSON('/api/search', { ...searchParams(p), cursor, limit }, { signal });
+export async function search(p, { cursor, limit, total, signal } = {}) {
+  const r = await getJSON('/api/search', { ...searchParams(p), cursor, limit, total }, { signal });
   shown(r.hits || []);
   return r;
 }

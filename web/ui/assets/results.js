@@ -63,6 +63,8 @@ export class Results {
     this.live = null; // the live section: {since, lastFile}
     this.byFile = new Map(); // file_id -> Map(line -> hit)
     this.total = 0;
+    this.totalExact = true;
+    this.counting = false;
     this.took = 0;
     this.warnings = [];
     this.cursor = null;
@@ -107,6 +109,33 @@ export class Results {
     this.renderChrome();
   }
 
+  // countAll asks for the exact number of matches (total=exact, no
+  // hits), when the first page gave a lower bound.
+  async countAll() {
+    if (this.counting || this.totalExact || !this.params) return;
+    const gen = this.gen;
+    this.counting = true;
+    this.busy = 'Counting…';
+    this.renderChrome();
+    try {
+      const r = await api.search(this.params, { limit: 0, total: 'exact', signal: this.abort.signal });
+      if (gen !== this.gen) return;
+      this.total = r.total;
+      this.totalExact = true;
+      this.busy = '';
+      this.cb.onPage?.();
+    } catch (err) {
+      if (gen !== this.gen || err.name === 'AbortError') return;
+      this.busy = '';
+      this.cb.onError?.(err);
+    } finally {
+      if (gen === this.gen) {
+        this.counting = false;
+        this.renderChrome();
+      }
+    }
+  }
+
   loadMore() {
     if (this.loading || this.done || !this.params) return;
     this.page(NEXT_PAGE);
@@ -128,6 +157,9 @@ export class Results {
         if (gen !== this.gen) return;
         if (first) {
           this.total = r.total;
+          // A lower bound when counting would have cost more than the
+          // page: "at least", and a button that counts them all.
+          this.totalExact = r.total_exact !== false;
           this.took = r.took_ms;
           this.warnings = r.warnings || [];
         }
@@ -439,8 +471,16 @@ export class Results {
     if (this.state === 'loading' && !this.hits.length) {
       summary.append(h('span', { class: 'spinner', 'aria-hidden': 'true' }), this.busy || 'Searching…');
     } else if (this.state === 'done') {
+      const count = h('span', { class: 'count' });
+      if (!this.totalExact) count.append('at least ');
+      count.append(h('strong', { text: fmtInt(this.total) }), this.total === 1 ? ' match' : ' matches');
+      summary.append(count);
+      if (!this.totalExact) {
+        const all = h('button', { type: 'button', class: 'link count-all', title: 'Count every match (reads every candidate line)' }, 'count all');
+        all.addEventListener('click', () => this.countAll());
+        summary.append(' ', all);
+      }
       summary.append(
-        h('span', { class: 'count' }, h('strong', { text: fmtInt(this.total) }), this.total === 1 ? ' match' : ' matches'),
         h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }),
         h('span', { class: 'took', text: fmtMs(this.took) }),
       );
