@@ -17,8 +17,8 @@
 // matching lines are verified between logdex, rg and grep; a mismatch is
 // reported loudly and makes the exit status 3.
 //
-// Sections (--only): index, query, server (per corpus), scaling and warmup
-// (loggen profile only). A section whose
+// Sections (--only): index, query, server (per corpus), scaling, warmup,
+// time and compressed (loggen profile only). A section whose
 // prerequisites are missing (no index yet, no `logdex serve`) is skipped
 // with a note. The report is Markdown on stdout (and --out FILE, where it
 // replaces the part between the markers, see writeOut) and JSON (--json
@@ -63,7 +63,7 @@ type config struct {
 	args          []string // as given, for the reproduce line
 }
 
-var sections = []string{"index", "query", "scaling", "server", "warmup"}
+var sections = []string{"index", "query", "scaling", "server", "warmup", "time", "compressed"}
 
 var sectionAlias = map[string]string{
 	"index": "index", "indexing": "index",
@@ -71,6 +71,7 @@ var sectionAlias = map[string]string{
 	"scaling": "scaling", "scale": "scaling",
 	"server": "server", "serve": "server",
 	"warmup": "warmup", "warm-up": "warmup", "startup": "warmup",
+	"time": "time", "compressed": "compressed",
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -298,6 +299,16 @@ func (b *bench) all() error {
 	}
 	if cfg.only["warmup"] {
 		if err := b.warmup(); err != nil {
+			return err
+		}
+	}
+	if cfg.only["time"] {
+		if err := b.timeSection(); err != nil {
+			return err
+		}
+	}
+	if cfg.only["compressed"] {
+		if err := b.compressedSection(); err != nil {
 			return err
 		}
 	}

@@ -10,14 +10,16 @@ import (
 
 // Report is everything one session measured.
 type Report struct {
-	Command    string          `json:"command"`
-	Machine    Machine         `json:"machine"`
-	Corpora    []*CorpusResult `json:"corpora,omitempty"`
-	Scaling    *ScalingResult  `json:"scaling,omitempty"` // loggen profile
-	Warmup     *WarmupResult   `json:"warmup,omitempty"`  // loggen profile
-	Mismatches []string        `json:"mismatches"`
-	Notes      []string        `json:"notes,omitempty"`
-	Elapsed    string          `json:"elapsed"`
+	Command    string            `json:"command"`
+	Machine    Machine           `json:"machine"`
+	Corpora    []*CorpusResult   `json:"corpora,omitempty"`
+	Scaling    *ScalingResult    `json:"scaling,omitempty"`    // loggen profile
+	Warmup     *WarmupResult     `json:"warmup,omitempty"`     // loggen profile
+	Time       *TimeResult       `json:"time,omitempty"`       // loggen profile
+	Compressed *CompressedResult `json:"compressed,omitempty"` // loggen profile
+	Mismatches []string          `json:"mismatches"`
+	Notes      []string          `json:"notes,omitempty"`
+	Elapsed    string            `json:"elapsed"`
 }
 
 // CorpusResult is what the per-corpus sections measured on one corpus.
@@ -107,6 +109,8 @@ func (r *Report) Markdown() string {
 		cr.mdServer(p)
 	}
 	r.mdWarmup(p)
+	r.mdTime(p)
+	r.mdCompressed(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")
 		for _, n := range r.Notes {
