@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,8 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries, loggen corpus (median of 1)",
 		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
 		"### Speed-up over rg, geometric mean of the queries", "| highcard | 15 |", "### Scaling", "### Server, loggen corpus",
-		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "Full run took"} {
+		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `error`",
+		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -145,6 +147,7 @@ func TestSmoke(t *testing.T) {
 	if rep.Scaling == nil || len(rep.Scaling.Rows) != 2 {
 		t.Errorf("scaling rows: %+v", rep.Scaling)
 	}
+	checkTimeAndCompressed(t, &rep)
 	// A second run reuses the cached corpus and index: --only query alone works.
 	out.Reset()
 	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "query", "--profile", "highcard"}, &out, &errOut); code != 0 ||
@@ -291,5 +294,70 @@ func TestGeomean(t *testing.T) {
 		if got := geomean(tc.xs); got < tc.want-1e-9 || got > tc.want+1e-9 {
 			t.Errorf("geomean(%v) = %v, want %v", tc.xs, got, tc.want)
 		}
+	}
+}
+
+// checkTimeAndCompressed checks the time and compressed sections of a
+// smoke report: every measurement present, counts found and agreed.
+func checkTimeAndCompressed(t *testing.T, rep *Report) {
+	t.Helper()
+	tm := rep.Time
+	if tm == nil || tm.Window == nil || tm.Hist == nil || tm.Build == nil {
+		t.Fatalf("time section incomplete: %+v", tm)
+	}
+	if tm.Window.Hits == 0 || tm.Window.RatioCLI <= 0 || tm.Hist.Hits == 0 || tm.Hist.Buckets == 0 || tm.Hist.Ratio <= 0 {
+		t.Errorf("time: window %+v, histogram %+v", tm.Window, tm.Hist)
+	}
+	if b := tm.Build; b.Ratio <= 0 || b.TimedSpans[0] == 0 || b.TimedSpans[1] != 0 {
+		t.Errorf("time indexing: %+v (the copy without timestamps must have no timed span)", b)
+	}
+	cm := rep.Compressed
+	if cm == nil || len(cm.Formats) != 2 {
+		t.Fatalf("compressed section: %+v", cm)
+	}
+	for _, f := range cm.Formats {
+		if f.Skipped != "" || f.Ratio <= 0 || len(f.Queries) != 2 || f.Random == nil || f.Random.ReadAt == nil || f.Random.Checkpoints == 0 {
+			t.Errorf("compressed %s: %+v", f.Kind, f)
+			continue
+		}
+		for _, q := range f.Queries {
+			if q.Hits == 0 || q.Mismatch != "" || q.RatioRg <= 0 {
+				t.Errorf("compressed %s query %s: %+v", f.Kind, q.Text, q)
+			}
+		}
+	}
+}
+
+func TestHourRegexAndStrip(t *testing.T) {
+	from := time.Date(2026, 10, 5, 14, 0, 0, 0, time.UTC)
+	re := regexp.MustCompile("(?i)" + hourRegex(from, "error")) // rg and RE2 agree on this syntax
+	tests := []struct {
+		line string
+		in   bool // in the hour, with the word after the timestamp
+	}{
+		{"2026-10-05T14:00:00.123Z ERROR x", true},
+		{"2026-10-05 14:59:59.999 UTC [1] LOG: error", true},
+		{`ts=2026-10-05T14:10:00.000Z level=error msg="x"`, true},
+		{`{"ts":"2026-10-05T14:10:00.000Z","message":"error"}`, true},
+		{`1.2.3.4 - - [05/Oct/2026:14:01:02 +0000] "GET /error HTTP/1.1" 500`, true},
+		{"2026/10/05 14:00:26 [error] 1#1: x", true},
+		{"Oct  5 14:00:16 web-13 app: error", true},
+		{"261005 140010 33 ERROR dfs: x", true},
+		{"2026-10-05T15:00:00.000Z ERROR x", false},
+		{"2026-10-05T13:59:59.999Z ERROR x", false},
+		{"2026-10-05T14:00:00.000Z errors x", false},
+		{"error 2026-10-05T14:00:00.000Z", false},
+	}
+	for _, tc := range tests {
+		if got := re.MatchString(tc.line); got != tc.in {
+			t.Errorf("%q: match %v, want %v", tc.line, got, tc.in)
+		}
+		stripped := stripTimestamps([]byte(tc.line))
+		if len(stripped) != len(tc.line) || timestampRE.Match(stripped) {
+			t.Errorf("strip %q = %q", tc.line, stripped)
+		}
+	}
+	if got := string(stripTimestamps([]byte("I1010 00:04:19.743931 x 12"))); got != "Ibaba aa:ae:bj.hedjdb x 12" {
+		t.Errorf("klog strip = %q", got)
 	}
 }
