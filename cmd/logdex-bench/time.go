@@ -372,28 +372,78 @@ func timedSpans(dir string) (all, timed int) {
 }
 
 // timestampRE matches the timestamps loggen writes, anywhere in a line
-// (messages embed ISO and klog times too), and any other time of day.
+// (messages embed ISO and klog times too), and any other time of day; the
+// tests check that stripTimestamps leaves none of them.
 var timestampRE = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|(?m:^\d{6} \d{6})|[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?|\b\d\d:\d\d:\d\d\b`)
 
-// stripTimestamps maps the digits of every timestamp to letters (0→a …
-// 9→j): the same length, the same tokens one for one (digits and letters
-// are both token bytes), and no recognisable time.
+// stripTimestamps maps to letters (0→a … 9→j) the digits of every time of
+// day (hh:mm:ss and its fraction), of the date just before it (up to 12
+// bytes of digits, letters, '-', '/', ':' and spaces) and of HDFS's
+// "yymmdd hhmmss" at line starts: the same length, the same tokens one for
+// one (digits and letters are both token bytes), and no recognisable time.
+// Hand-written rather than timestampRE.ReplaceAll, which is ~10× slower.
 func stripTimestamps(data []byte) []byte {
-	return timestampRE.ReplaceAllFunc(data, func(m []byte) []byte {
-		out := bytes.Clone(m)
-		for i, ch := range out {
-			if ch >= '0' && ch <= '9' {
-				out[i] = 'a' + ch - '0'
+	out := bytes.Clone(data)
+	for i := 0; i < len(out); {
+		j := bytes.IndexByte(out[i:], ':')
+		if j < 0 {
+			break
+		}
+		c := i + j
+		if c < 2 || c+6 > len(out) || !isDigits(out[c-2:c]) || !isDigits(out[c+1:c+3]) || out[c+3] != ':' || !isDigits(out[c+4:c+6]) {
+			i = c + 1
+			continue
+		}
+		end := c + 6
+		if end+1 < len(out) && (out[end] == '.' || out[end] == ',') && isDigits(out[end+1:end+2]) {
+			for end++; end < len(out) && isDigits(out[end:end+1]); end++ {
 			}
 		}
-		return out
-	})
+		start := c - 2
+		for k := 0; k < 12 && start > 0; k++ {
+			ch := out[start-1]
+			if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch == '-' || ch == '/' || ch == ':' || ch == ' ') {
+				break
+			}
+			start--
+		}
+		mapDigits(out[start:end])
+		i = end
+	}
+	for i := 0; i < len(out); {
+		if i+13 <= len(out) && isDigits(out[i:i+6]) && out[i+6] == ' ' && isDigits(out[i+7:i+13]) {
+			mapDigits(out[i : i+13])
+		}
+		j := bytes.IndexByte(out[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return out
+}
+
+func isDigits(b []byte) bool {
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func mapDigits(b []byte) {
+	for i, ch := range b {
+		if ch >= '0' && ch <= '9' {
+			b[i] = 'a' + ch - '0'
+		}
+	}
 }
 
 // strippedCorpus is c with stripTimestamps applied to every file, cached
 // beside it.
 func (b *bench) strippedCorpus(c *corpus) (*corpus, error) {
-	dir := c.Dir + "-notime-v2" // -vN: the version of timestampRE
+	dir := c.Dir + "-notime-v3" // -vN: the version of stripTimestamps
 	nc := &corpus{Profile: c.Profile, Dir: dir, MB: c.MB, Seed: c.Seed}
 	if _, err := os.Stat(dir); err != nil {
 		b.logf("time: writing %s (timestamps made unrecognisable)", dir)
