@@ -15,6 +15,7 @@ type Report struct {
 	Corpora    []*CorpusResult `json:"corpora,omitempty"`
 	Scaling    *ScalingResult  `json:"scaling,omitempty"` // loggen profile
 	Warmup     *WarmupResult   `json:"warmup,omitempty"`  // loggen profile
+	Live       *LiveResult     `json:"live,omitempty"`
 	Mismatches []string        `json:"mismatches"`
 	Notes      []string        `json:"notes,omitempty"`
 	Elapsed    string          `json:"elapsed"`
@@ -107,6 +108,7 @@ func (r *Report) Markdown() string {
 		cr.mdServer(p)
 	}
 	r.mdWarmup(p)
+	r.mdLive(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")
 		for _, n := range r.Notes {
