@@ -57,9 +57,16 @@ type LiveResult struct {
 	CPUStaticPS float64      `json:"cpu_s_per_s_static"` // server CPU per second of searching alone
 	Reindexes   int64        `json:"reindex_runs"`       // during the load and catch-up
 	Serve       []string     `json:"serve_args"`         // the server's flags
+	SlowRuns    []SlowRun    `json:"slow_runs"`          // re-index runs of 1 s or more, from the server's log
 	poolMB      int64        // highcard corpus the lines come from
 	pool        [][]byte     // its lines
 	probeWrites map[int]time.Time
+}
+
+// SlowRun is a re-index run the server logged for taking 1 s or more.
+type SlowRun struct {
+	MS      float64 `json:"ms"`
+	Summary string  `json:"summary"`
 }
 
 // LiveSample is one second of the run.
@@ -232,7 +239,32 @@ func (b *bench) live() error {
 	cancel()
 	<-sampleDone
 	res.Samples = append(res.Samples, LiveSample{T: time.Since(start).Seconds(), Segments: statusSegments(s), RSS: procRSS(pid), Phase: "end"})
+	res.SlowRuns = slowRuns(s.log)
 	return nil
+}
+
+// slowRuns reads the re-index runs of 1 s or more from a server log (the
+// server logs its first run too: that one is left out).
+func slowRuns(log string) []SlowRun {
+	b, _ := os.ReadFile(log)
+	var runs []SlowRun
+	first := true
+	for _, l := range bytes.Split(b, []byte{'\n'}) {
+		var e struct {
+			MS      *float64 `json:"ms"`
+			Result  string   `json:"result"`
+			Message string   `json:"message"`
+		}
+		if json.Unmarshal(l, &e) != nil || e.MS == nil || e.Result == "" {
+			continue
+		}
+		if first {
+			first = false
+			continue
+		}
+		runs = append(runs, SlowRun{MS: *e.MS, Summary: e.Message})
+	}
+	return runs
 }
 
 // append writes the load until ctx ends: per tick and file its share of

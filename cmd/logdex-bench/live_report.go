@@ -126,6 +126,15 @@ func (r *Report) mdLive(p printf) {
 		p("| of which indexing (minus the static searches' CPU rate) | %.3f s |\n", max(l.CPULoad-l.CPUStaticPS*(l.Seconds+l.CatchUp), 0)/mb)
 	}
 	p("\nSegments each second of the load: %s.\n\n", strings.Join(loadSegs, " "))
+	if len(l.SlowRuns) > 0 {
+		slowest := l.SlowRuns[0]
+		for _, r := range l.SlowRuns {
+			if r.MS > slowest.MS {
+				slowest = r
+			}
+		}
+		p("%d re-index runs took 1 s or more; the slowest, %s: %s.\n\n", len(l.SlowRuns), dur(slowest.MS/1000), slowest.Summary)
+	}
 }
 
 func quoted(qs []string) []string {

@@ -188,6 +188,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return c, nil
 }
 
+// onlyOptIn tells whether only opt-in sections run: their report goes to
+// a generated part of its own.
+func (c *config) onlyOptIn() bool {
+	for _, s := range sections {
+		if c.only[s] {
+			return false
+		}
+	}
+	return len(c.only) > 0
+}
+
 // bench is one session: its configuration, the binary and the report.
 type bench struct {
 	cfg     *config
@@ -237,7 +248,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	md := b.rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if cfg.out != "" {
-		if err := writeOut(cfg.out, md); err != nil {
+		write := writeOut
+		if cfg.onlyOptIn() {
+			write = func(path, md string) error {
+				return writeOutPart(path, md, liveBeginMarker, liveEndMarker, endMarker)
+			}
+		}
+		if err := write(cfg.out, md); err != nil {
 			fmt.Fprintln(stderr, "logdex-bench:", err)
 			return 1
 		}
