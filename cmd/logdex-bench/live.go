@@ -57,6 +57,7 @@ type LiveResult struct {
 	CPUStaticPS float64      `json:"cpu_s_per_s_static"` // server CPU per second of searching alone
 	Reindexes   int64        `json:"reindex_runs"`       // during the load and catch-up
 	Serve       []string     `json:"serve_args"`         // the server's flags
+	LoadAvg     [2]float64   `json:"loadavg"`            // the machine's 1-minute load average at the start and the end
 	SlowRuns    []SlowRun    `json:"slow_runs"`          // re-index runs of 1 s or more, from the server's log
 	poolMB      int64        // highcard corpus the lines come from
 	pool        [][]byte     // its lines
@@ -79,11 +80,12 @@ type LiveSample struct {
 
 // SearchStats are the latencies of one phase's searches.
 type SearchStats struct {
-	N      int     `json:"n"`
-	P50    float64 `json:"p50_s"`
-	P99    float64 `json:"p99_s"`
-	Max    float64 `json:"max_s"`
-	Errors int     `json:"errors"`
+	N      int            `json:"n"`
+	P50    float64        `json:"p50_s"`
+	P99    float64        `json:"p99_s"`
+	Max    float64        `json:"max_s"`
+	Errors int            `json:"errors"`
+	Failed map[string]int `json:"failed,omitempty"` // errors by status or cause
 }
 
 const (
@@ -135,6 +137,8 @@ func (b *bench) live() error {
 		return err
 	}
 	pid := s.cmd.Process.Pid
+	res.LoadAvg[0] = loadAvg()
+	defer func() { res.LoadAvg[1] = loadAvg() }()
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
 
@@ -176,15 +180,15 @@ func (b *bench) live() error {
 	cpu0, runs0 := procCPU(pid), statusRuns(s)
 	loadCtx, stopLoad := context.WithTimeout(ctx, time.Duration(cfg.liveSeconds*float64(time.Second)))
 	searchDone := make(chan *SearchStats)
-	go func() { searchDone <- searchAtRate(loadCtx, s, queries, cfg.liveQPS) }()
+	go func() { searchDone <- searchAtRate(loadCtx, s, queries, cfg.liveQPS) }() // nil at 0 QPS
 	b.logf("live: appending %.1f MB/s to %d files for %.0f s, searching at %.0f/s", cfg.liveMBps, cfg.liveFiles, cfg.liveSeconds, cfg.liveQPS)
 	err = res.append(loadCtx, files)
+	lastWrite := time.Now()
 	stopLoad()
 	res.Loaded = <-searchDone
 	if err != nil {
 		return err
 	}
-	lastWrite := time.Now()
 	res.Seconds = lastWrite.Sub(start).Seconds()
 	res.MBps = float64(res.Bytes) / 1e6 / res.Seconds
 	phaseMu.Lock()
@@ -231,11 +235,16 @@ func (b *bench) live() error {
 	phase = "static"
 	phaseMu.Unlock()
 	staticFor := time.Duration(min(cfg.liveSeconds, 20) * float64(time.Second))
+	if cfg.liveQPS <= 0 {
+		staticFor = 0
+	}
 	cpu2 := procCPU(pid)
 	sctx, scancel := context.WithTimeout(ctx, staticFor)
 	res.Static = searchAtRate(sctx, s, queries, cfg.liveQPS)
 	scancel()
-	res.CPUStaticPS = (procCPU(pid) - cpu2) / staticFor.Seconds()
+	if res.Static != nil {
+		res.CPUStaticPS = (procCPU(pid) - cpu2) / staticFor.Seconds()
+	}
 	cancel()
 	<-sampleDone
 	res.Samples = append(res.Samples, LiveSample{T: time.Since(start).Seconds(), Segments: statusSegments(s), RSS: procRSS(pid), Phase: "end"})
@@ -329,10 +338,13 @@ func liveQueries() []string {
 // searchAtRate sends the queries in turn at qps, open-loop, until ctx
 // ends, and returns their latencies.
 func searchAtRate(ctx context.Context, s *served, queries []string, qps float64) *SearchStats {
+	if qps <= 0 {
+		return nil
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var lat []time.Duration
-	errs := 0
+	errs, failed := 0, map[string]int{}
 	cl := &http.Client{Timeout: 30 * time.Second}
 	t := time.NewTicker(time.Duration(float64(time.Second) / qps))
 	defer t.Stop()
@@ -340,7 +352,7 @@ func searchAtRate(ctx context.Context, s *served, queries []string, qps float64)
 		select {
 		case <-ctx.Done():
 			wg.Wait()
-			st := &SearchStats{N: len(lat), Errors: errs}
+			st := &SearchStats{N: len(lat), Errors: errs, Failed: failed}
 			if len(lat) > 0 {
 				st.P50, st.P99 = quantileOf(lat, 0.5), quantileOf(lat, 0.99)
 				st.Max = quantileOf(lat, 1)
@@ -360,10 +372,15 @@ func searchAtRate(ctx context.Context, s *served, queries []string, qps float64)
 			}
 			d := time.Since(t0)
 			mu.Lock()
-			if ok {
+			switch {
+			case ok:
 				lat = append(lat, d)
-			} else {
+			case err != nil:
 				errs++
+				failed["client error"]++
+			default:
+				errs++
+				failed[strconv.Itoa(resp.StatusCode)]++
 			}
 			mu.Unlock()
 		}(s.url(queries[i%len(queries)]))

@@ -92,6 +92,7 @@ func (r *Report) mdLive(p printf) {
 		"(which streams the lines a re-index adds), %d probes (%d seen).\n\n",
 		strings.Join(l.Serve, " "), l.Files, l.MBps, l.TargetMBps, l.poolMB, l.Seconds, humanCount(l.Lines), float64(l.Bytes)/1e6, l.QPS,
 		mdCode(strings.Join(quoted(l.Queries), ", ")), l.Probes, l.ProbesSeen)
+	p("The machine's 1-minute load average was %.1f at the start and %.1f at the end (other work on it takes CPU from the server).\n\n", l.LoadAvg[0], l.LoadAvg[1])
 	p("| measure | value |\n|---|---|\n")
 	if l.Lag != nil {
 		p("| index lag p50 / p99 / max | %s / %s / %s |\n", dur(l.Lag.Median), dur(l.LagP99), dur(l.Lag.Max))
@@ -101,7 +102,7 @@ func (r *Report) mdLive(p printf) {
 	if l.Loaded != nil && l.Static != nil {
 		p("| search p50 during load / static (ratio) | %s / %s (%s) |\n", dur(l.Loaded.P50), dur(l.Static.P50), ratioOf(l.Loaded.P50, l.Static.P50))
 		p("| search p99 during load / static (ratio) | %s / %s (%s) |\n", dur(l.Loaded.P99), dur(l.Static.P99), ratioOf(l.Loaded.P99, l.Static.P99))
-		p("| searches (errors) during load / static | %d (%d) / %d (%d) |\n", l.Loaded.N, l.Loaded.Errors, l.Static.N, l.Static.Errors)
+		p("| searches (errors) during load / static | %d (%d%s) / %d (%d) |\n", l.Loaded.N, l.Loaded.Errors, failedOf(l.Loaded), l.Static.N, l.Static.Errors)
 	}
 	segMin, segMax, rssMax := -1, 0, int64(0)
 	var loadSegs []string
@@ -122,8 +123,11 @@ func (r *Report) mdLive(p printf) {
 	}
 	if l.Bytes > 0 {
 		mb := float64(l.Bytes) / 1e6
-		p("| serve CPU per MB appended (all: indexing + searches) | %.3f s |\n", l.CPULoad/mb)
-		p("| of which indexing (minus the static searches' CPU rate) | %.3f s |\n", max(l.CPULoad-l.CPUStaticPS*(l.Seconds+l.CatchUp), 0)/mb)
+		if l.Loaded == nil {
+			p("| serve CPU per MB appended (indexing, merging, tail) | %.3f s |\n", l.CPULoad/mb)
+		} else {
+			p("| serve CPU per MB appended (indexing and the searches, which also scan the unindexed tail) | %.3f s |\n", l.CPULoad/mb)
+		}
 	}
 	p("\nSegments each second of the load: %s.\n\n", strings.Join(loadSegs, " "))
 	if len(l.SlowRuns) > 0 {
@@ -153,3 +157,26 @@ func ratioOf(a, b float64) string {
 }
 
 func mbOf(n int64) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
+
+func failedOf(st *SearchStats) string {
+	var parts []string
+	for k, n := range st.Failed {
+		parts = append(parts, fmt.Sprintf("%d× %s", n, k))
+	}
+	slices.Sort(parts)
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
+}
+
+// loadAvg is the 1-minute load average (0 if unknown).
+func loadAvg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}

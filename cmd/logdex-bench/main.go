@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.liveMBps, "live-mbps", 5, "live section: MB/s appended")
 	fs.Float64Var(&c.liveSeconds, "live-seconds", 60, "live section: seconds of appending")
 	fs.IntVar(&c.liveFiles, "live-files", 20, "live section: files appended to")
-	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index)")
+	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index); 0: none, to see indexing alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -163,8 +163,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.mb <= 0 || c.runs < 1 || c.indexRuns < 1 {
 		return nil, errors.New("--mb, --runs and --index-runs must be positive")
 	}
-	if c.liveMBps <= 0 || c.liveSeconds <= 0 || c.liveFiles < 1 || c.liveQPS <= 0 {
-		return nil, errors.New("--live-mbps, --live-seconds, --live-files and --live-qps must be positive")
+	if c.liveMBps <= 0 || c.liveSeconds <= 0 || c.liveFiles < 1 || c.liveQPS < 0 {
+		return nil, errors.New("--live-mbps, --live-seconds and --live-files must be positive, --live-qps not negative")
 	}
 	if c.indexDir != "" && c.corpusDir == "" {
 		return nil, errors.New("--index needs --corpus (the tree it indexes)")

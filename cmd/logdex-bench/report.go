@@ -109,8 +109,12 @@ func (r *Report) Markdown() string {
 		p("Page cache warm: files read once, and one untimed warm-up run of every command before the timed runs. " +
 			"Each section runs on every corpus in turn.  \n")
 	}
-	p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
-		"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
+	if len(r.Corpora) > 0 || r.Scaling != nil || r.Warmup != nil {
+		p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
+			"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
+	} else {
+		p("\n")
+	}
 	if len(r.Mismatches) > 0 {
 		p("**COUNT MISMATCHES OR FAILURES (%d) — logdex, rg and grep disagree:**\n\n", len(r.Mismatches))
 		for _, s := range r.Mismatches {
