@@ -161,6 +161,9 @@ type Server struct {
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	trigger  chan struct{}
+	// watchSet wakes the re-index loop when the watch starts or is
+	// replaced, so that it waits on the new one's changes.
+	watchSet chan struct{}
 
 	rawBuffer rawBufferLimits
 
@@ -192,6 +195,7 @@ func New(opt Options) (*Server, error) {
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
 		trigger:   make(chan struct{}, 1),
+		watchSet:  make(chan struct{}, 1),
 		tailFeed:  newTailFeed(),
 		tailStop:  make(chan struct{}),
 		rawBuffer: rawBufferLimits{ranges: rawBufferRanges, files: rawBufferFiles, wait: rawBufferTime},

@@ -167,9 +167,13 @@ func summary(res *indexer.Result) string {
 	if res.Unreadable > 0 {
 		unreadable = fmt.Sprintf(", %d unreadable", res.Unreadable)
 	}
-	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped%s), %d lines, %s in %s (%.0f MB/s); index %s = %.1f%% of %s raw",
+	merged := ""
+	if res.Merged > 0 {
+		merged = fmt.Sprintf(", %d segments merged", res.Merged)
+	}
+	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped%s), %d lines, %s in %s (%.0f MB/s%s); index %s in %d segments = %.1f%% of %s raw",
 		res.Files, res.New, res.Appended, res.Renamed, res.Reindexed, res.Deleted, res.Skipped, unreadable, res.Lines, mb(res.Bytes),
-		res.Duration.Round(time.Millisecond), rate, mb(res.IndexBytes), pct, mb(res.RawBytes))
+		res.Duration.Round(time.Millisecond), rate, merged, mb(res.IndexBytes), res.Segments, pct, mb(res.RawBytes))
 }
 
 // interspersed parses fs from args allowing flags after positional
