@@ -115,6 +115,11 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.fileLines(w, r, sn, f)
 		return
 	}
+	leave, ok := s.openStream(w, r)
+	if !ok {
+		return
+	}
+	defer leave()
 	if f.Record().Compression != "" {
 		s.compressedContent(w, r, sn, f)
 		return

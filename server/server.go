@@ -84,6 +84,11 @@ type Options struct {
 	// DebugCopyBuffer > 0 replaces sendfile by a read/write loop with a
 	// buffer of this size (for measuring what sendfile saves).
 	DebugCopyBuffer int
+	// MaxStreams bounds the raw searches and downloads sending at once
+	// (64), MaxStreamsPerClient those of one client address (8); more get
+	// 503 and 429. A slow reader holds one of these, not a search slot.
+	MaxStreams          int
+	MaxStreamsPerClient int
 	// MaxTails bounds the /api/tail streams open at once (64); more get 503.
 	MaxTails int
 	// TailHeartbeat is how often an idle /api/tail stream gets a comment,
@@ -108,6 +113,12 @@ func (o *Options) defaults() {
 		o.MaxQueued = 0
 	} else if o.MaxQueued == 0 {
 		o.MaxQueued = 128 * procs
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 64
+	}
+	if o.MaxStreamsPerClient <= 0 {
+		o.MaxStreamsPerClient = 8
 	}
 	if o.MaxTails <= 0 {
 		o.MaxTails = 64
@@ -138,6 +149,7 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	limiter   *limiter
+	streams   *streamBound
 	cache     *cache
 	started   time.Time
 
@@ -182,6 +194,7 @@ func New(opt Options) (*Server, error) {
 		opt:       opt,
 		log:       opt.Logger,
 		limiter:   newLimiter(opt.MaxSearches, opt.MaxQueued, opt.QueueWait),
+		streams:   &streamBound{max: opt.MaxStreams, perClient: opt.MaxStreamsPerClient},
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
 		trigger:   make(chan struct{}, 1),

@@ -18,8 +18,9 @@ import (
 // bytes, pushing the write deadline forward before each chunk: the
 // server's WriteTimeout then bounds a stalled client, not a long download.
 type respWriter struct {
-	w   http.ResponseWriter
-	srv *Server
+	w    http.ResponseWriter
+	srv  *Server
+	slot *searchSlot // the search slot, let go during each write (limits.go)
 
 	status      int
 	wroteHeader bool
@@ -43,8 +44,12 @@ func (w *respWriter) Write(p []byte) (int, error) {
 		w.status, w.wroteHeader = http.StatusOK, true
 	}
 	w.extendDeadline()
+	w.slot.pause()
 	n, err := w.w.Write(p)
 	w.bytes += int64(n)
+	if rerr := w.slot.resume(); err == nil {
+		err = rerr
+	}
 	return n, err
 }
 
@@ -54,7 +59,9 @@ func (w *respWriter) Flush() {
 	}
 	w.flushed = true
 	if f, ok := w.w.(http.Flusher); ok {
+		w.slot.pause()
 		f.Flush()
+		w.slot.resume() // an error (client gone) is met again at the next write
 	}
 }
 
@@ -114,7 +121,11 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		}
 		w.extendDeadline()
 		start := time.Now()
+		w.slot.pause()
 		n, err := rf.ReadFrom(&io.LimitedReader{R: f, N: chunk})
+		if rerr := w.slot.resume(); err == nil {
+			err = rerr
+		}
 		size = nextChunk(size, n, time.Since(start), w.srv.opt.SendfileChunk, w.srv.opt.WriteTimeout)
 		total += n
 		w.bytes += n

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// servedFixture runs s.Serve on a loopback listener (httptest does not
+// apply SocketSendBuffer) and returns its address.
+func servedFixture(t *testing.T, fx *fixture, opts ...func(*Options)) (*Server, string) {
+	t.Helper()
+	opt := Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(), SocketSendBuffer: 16 << 10,
+		QueueWait: 300 * time.Millisecond, MaxSearches: 4}
+	for _, f := range opts {
+		f(&opt)
+	}
+	s, err := New(opt)
+	must(t, err)
+	_, err = s.Reload()
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		<-done
+	})
+	return s, ln.Addr().String()
+}
+
+// slowReader sends GET target on a connection with a 4 KiB receive
+// buffer, reads the status line and then stops reading: the server's
+// writes block as they would for a client on a slow link. Closing the
+// returned conn ends it.
+func slowReader(t *testing.T, addr, target string) (net.Conn, int) {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return serr
+	}}
+	c, err := d.Dial("tcp", addr)
+	must(t, err)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", target)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReaderSize(c, 64).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s: %v", target, err)
+	}
+	var code int
+	fmt.Sscanf(line, "HTTP/1.1 %d", &code)
+	return c, code
+}
+
+// TestSlowReadersDoNotStarveSearches: clients that read raw answers and
+// downloads slowly (here: not at all) hold a stream each, not a search
+// slot; a search run meanwhile is answered, and streams beyond the
+// per-client bound are refused with 429.
+func TestSlowReadersDoNotStarveSearches(t *testing.T) {
+	var b strings.Builder
+	for i := range 60_000 {
+		fmt.Fprintf(&b, "2026-10-10T00:00:00Z line %07d every match%d some padding to make the line longer\n", i, i%2)
+	}
+	fx := newTinyFixture(t, map[string]string{"big.log": b.String(), "small.log": "a needle here\n"})
+	_, addr := servedFixture(t, fx, func(o *Options) { o.MaxStreamsPerClient = 9 })
+	targets := []string{
+		"/api/search/raw?q=every&mode=literal",  // one range: buffered, sent after the search
+		"/api/search/raw?q=match1&mode=literal", // 30,000 ranges: streamed while searching
+		"/api/search/raw?q=every&mode=literal",
+		"/api/search/raw?q=match1&mode=literal",
+		"/api/files/1/content",
+		"/api/files/1/content",
+		"/api/files/1/content",
+		"/api/files/1/content",
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, tg := range targets {
+		c, code := slowReader(t, addr, tg)
+		conns = append(conns, c)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", tg, code)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the raw searches are blocked in writes now
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, ep := range []string{"/api/search?q=needle", "/api/search/raw?q=needle", "/api/histogram?q=needle"} {
+		resp, err := client.Get("http://" + addr + ep)
+		must(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "needle") && !strings.Contains(ep, "histogram") {
+			t.Fatalf("%s while 8 clients read slowly: %d %s", ep, resp.StatusCode, body)
+		}
+	}
+	// The ninth slow stream of this client is the last one admitted.
+	c, code := slowReader(t, addr, "/api/files/1/content")
+	conns = append(conns, c)
+	if code != http.StatusOK {
+		t.Fatalf("ninth stream: %d", code)
+	}
+	c, code = slowReader(t, addr, "/api/files/1/content")
+	conns = append(conns, c)
+	if code != http.StatusTooManyRequests {
+		t.Fatalf("tenth stream of one client: %d, want 429", code)
+	}
+}
+
+// TestStreamBound: the bound counts per client and overall, and a stream
+// that ends gives its place back.
+func TestStreamBound(t *testing.T) {
+	b := &streamBound{max: 3, perClient: 2}
+	steps := []struct {
+		client string
+		leave  bool
+		want   int
+	}{
+		{"a", false, 0},
+		{"a", false, 0},
+		{"a", false, http.StatusTooManyRequests},
+		{"b", false, 0},
+		{"c", false, http.StatusServiceUnavailable},
+		{"a", true, 0},
+		{"c", false, 0},
+		{"b", false, http.StatusServiceUnavailable},
+	}
+	for i, st := range steps {
+		if st.leave {
+			b.leave(st.client)
+			continue
+		}
+		if got := b.enter(st.client); got != st.want {
+			t.Fatalf("step %d (%s): %d, want %d", i, st.client, got, st.want)
+		}
+	}
+	if b.active() != 3 {
+		t.Fatalf("active %d", b.active())
+	}
+}
