@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,6 +189,10 @@ type Server struct {
 func New(opt Options) (*Server, error) {
 	if opt.IndexDir == "" {
 		return nil, errors.New("server: no index directory")
+	}
+	if strings.TrimSpace(opt.AuthToken) != opt.AuthToken {
+		// Header values lose their surrounding whitespace: no client could match.
+		return nil, errors.New("server: the auth token begins or ends with whitespace (or is only whitespace)")
 	}
 	opt.defaults()
 	s := &Server{

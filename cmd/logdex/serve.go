@@ -95,11 +95,31 @@ func (e *env) serve(args []string) int {
 	return e.runServe(ctx, &sf, paths, hup)
 }
 
+// checkToken refuses a token no client could send: HTTP clients and
+// servers strip the whitespace around a header value, so a token that is
+// only whitespace, or begins or ends with it, never matches.
+func checkToken(tok string) error {
+	switch {
+	case tok == "":
+		return nil
+	case strings.TrimSpace(tok) == "":
+		return errors.New("--auth-token (or LOGDEX_TOKEN) is only whitespace: no client could send it")
+	case strings.TrimSpace(tok) != tok:
+		return errors.New("--auth-token (or LOGDEX_TOKEN) begins or ends with whitespace, which HTTP strips: no client could send it")
+	case strings.ContainsAny(tok, "\r\n\x00"):
+		return errors.New("--auth-token (or LOGDEX_TOKEN) holds a line break or NUL, which no HTTP header can carry")
+	}
+	return nil
+}
+
 // runServe serves until ctx ends (signals, or a test).
 func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup <-chan os.Signal) int {
 	fail := func(err error) int { fmt.Fprintln(e.stderr, "logdex:", err); return 2 }
 	if sf.token == "" {
 		sf.token = os.Getenv("LOGDEX_TOKEN")
+	}
+	if err := checkToken(sf.token); err != nil {
+		return fail(err)
 	}
 	if !isLoopback(sf.addr) && sf.token == "" {
 		return fail(fmt.Errorf("listening on %s (not loopback) requires --auth-token or LOGDEX_TOKEN", sf.addr))
