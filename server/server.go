@@ -236,6 +236,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey, c)
+		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.loopStop, s.loopDone = cancel, make(chan struct{})

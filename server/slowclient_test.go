@@ -2,11 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,7 +59,7 @@ func slowReader(t *testing.T, addr, target string) (net.Conn, int) {
 	}}
 	c, err := d.Dial("tcp", addr)
 	must(t, err)
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", target)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", target)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReaderSize(c, 64).ReadString('\n')
 	if err != nil {
@@ -155,5 +157,46 @@ func TestStreamBound(t *testing.T) {
 	}
 	if b.active() != 3 {
 		t.Fatalf("active %d", b.active())
+	}
+}
+
+// TestDownloadNeverSendsFiller: a file truncated during a download, then
+// written again past its old end (copytruncate with a writer that keeps
+// its offset leaves a hole that reads as NULs), ends the response before
+// any byte the file did not hold: a short body and a closed connection,
+// never NUL filler. Both the download and the raw search are tried.
+func TestDownloadNeverSendsFiller(t *testing.T) {
+	line := strings.Repeat("x", 99) + "\n"
+	content := strings.Repeat(line, 80_000) // 8 MB
+	for _, target := range []string{"/api/files/1/content", "/api/search/raw?q=xxx&mode=literal"} {
+		fx := newTinyFixture(t, map[string]string{"big.log": content})
+		_, addr := servedFixture(t, fx, func(o *Options) { o.SendfileChunk = 64 << 10 })
+		c, code := slowReader(t, addr, target)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", target, code)
+		}
+		head := make([]byte, 64<<10)
+		_, err := io.ReadFull(c, head)
+		must(t, err)
+		p := fx.logs + "/big.log"
+		must(t, os.Truncate(p, 0))
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		must(t, err)
+		_, err = f.WriteAt([]byte("written after the truncation\n"), int64(len(content))+100)
+		must(t, err)
+		f.Close()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		rest, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		body := append(head, rest...)
+		if i := bytes.IndexByte(body, 0); i >= 0 {
+			t.Fatalf("%s: NUL at byte %d of %d (%d NULs)", target, i, len(body), bytes.Count(body, []byte{0}))
+		}
+		if len(body) >= len(content) {
+			t.Fatalf("%s: %d bytes after a truncation, want fewer than %d", target, len(body), len(content))
+		}
 	}
 }

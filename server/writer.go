@@ -2,10 +2,14 @@ package server
 
 import (
 	"io"
+	"math"
 	"net/http"
+	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // respWriter is the one wrapper every response goes through: it records
@@ -20,7 +24,8 @@ import (
 type respWriter struct {
 	w    http.ResponseWriter
 	srv  *Server
-	slot *searchSlot // the search slot, let go during each write (limits.go)
+	slot *searchSlot  // the search slot, let go during each write (limits.go)
+	conn syscall.Conn // the connection, when served by Serve: sendfile chunks fit its free space
 
 	status      int
 	wroteHeader bool
@@ -120,6 +125,18 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 			chunk = remaining
 		}
 		w.extendDeadline()
+		room, err := w.sendRoom()
+		if err != nil {
+			return total, err
+		}
+		_, held, err := fileExtent(f)
+		if err != nil {
+			return total, err
+		}
+		chunk = min(chunk, held, room)
+		if chunk == 0 { // the file shrank (or has a hole here): stop short
+			break
+		}
 		start := time.Now()
 		w.slot.pause()
 		n, err := rf.ReadFrom(&io.LimitedReader{R: f, N: chunk})
@@ -139,11 +156,94 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		if err != nil {
 			return total, err
 		}
+		if _, after, err := fileExtent(f); err != nil || after+n < held {
+			// Truncated while this chunk went out: what sendfile read
+			// past the new end may be zeros; end here, so the response
+			// is cut short and the connection closed.
+			return total, errShrunk
+		}
 		if n < chunk { // end of file (it may have shrunk): nothing more to send
 			break
 		}
 	}
 	return total, nil
+}
+
+// sendRoom waits until the connection's send buffer has room and returns
+// how much. A sendfile call no bigger than that does not block, so it
+// reads the file right after fileExtent checked it: when a client reads
+// slowly, one call blocked on a full buffer would otherwise go on reading
+// for as long as the client takes, past a truncation that happens
+// meanwhile (and send the zeros of the hole left behind). The wait polls:
+// the poller's writability is edge-triggered and no edge comes for a
+// buffer nothing was written to while full. Without the connection (a
+// test's handler) there is no bound.
+func (w *respWriter) sendRoom() (int64, error) {
+	if w.conn == nil {
+		return math.MaxInt64, nil
+	}
+	rc, err := w.conn.SyscallConn()
+	if err != nil {
+		return math.MaxInt64, nil
+	}
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		room, enough := int64(math.MaxInt64), true
+		rc.Control(func(fd uintptr) {
+			size, err1 := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+			queued, err2 := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+			if err1 != nil || err2 != nil {
+				return // unknown: no bound
+			}
+			// The kernel doubles SO_SNDBUF for its bookkeeping: half of
+			// it is payload. Wait while less than an eighth is free.
+			room = int64(size/2 - queued)
+			enough = room >= int64(size/8)
+		})
+		if enough {
+			return max(room, 1), nil
+		}
+		if !w.deadlineAt.IsZero() && time.Now().After(w.deadlineAt) {
+			return 0, os.ErrDeadlineExceeded
+		}
+		time.Sleep(wait)
+	}
+}
+
+// fileExtent returns f's offset and how many bytes from there the file
+// holds: up to its size and its next hole. A log has no hole unless it
+// was truncated and then written past its new end (copytruncate with a
+// writer that keeps its offset); a hole reads as NULs the log never held,
+// and sendfile would send them.
+func fileExtent(f fileSource) (pos, held int64, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	cerr := rc.Control(func(fd uintptr) {
+		pos, err = unix.Seek(int(fd), 0, io.SeekCurrent)
+		if err != nil {
+			return
+		}
+		var st unix.Stat_t
+		if err = unix.Fstat(int(fd), &st); err != nil || pos >= st.Size {
+			return
+		}
+		hole, herr := unix.Seek(int(fd), pos, unix.SEEK_HOLE)
+		switch {
+		case herr == unix.ENXIO: // past the end: truncated since the fstat
+			hole = pos
+		case herr != nil: // no SEEK_HOLE here: the size bounds it
+			hole = st.Size
+		}
+		if _, err = unix.Seek(int(fd), pos, io.SeekStart); err != nil {
+			return
+		}
+		held = max(min(hole, st.Size)-pos, 0)
+	})
+	if err == nil {
+		err = cerr
+	}
+	return pos, held, err
 }
 
 // maxSendfileChunk caps the adaptive chunk: a client measured fast must
