@@ -13,11 +13,11 @@ import (
 	"github.com/logdex/logdex/indexer"
 )
 
-// TestSearchWithIndexDiskFull: when the index cannot be updated (the
+// TestFaultIndexDiskFull: when the index cannot be updated (the
 // disk is full), the default search answers from the index it has, with
 // a warning, lines appended since included; without an index it fails,
 // and an interrupted update is not taken for a full disk.
-func TestSearchWithIndexDiskFull(t *testing.T) {
+func TestFaultIndexDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	logs := copyFixtures(t, dir)
 	idx := filepath.Join(dir, "idx")

@@ -70,11 +70,11 @@ func slowReader(t *testing.T, addr, target string) (net.Conn, int) {
 	return c, code
 }
 
-// TestSlowReadersDoNotStarveSearches: clients that read raw answers and
+// TestFaultSlowReaders: clients that read raw answers and
 // downloads slowly (here: not at all) hold a stream each, not a search
 // slot; a search run meanwhile is answered, and streams beyond the
 // per-client bound are refused with 429.
-func TestSlowReadersDoNotStarveSearches(t *testing.T) {
+func TestFaultSlowReaders(t *testing.T) {
 	var b strings.Builder
 	for i := range 60_000 {
 		fmt.Fprintf(&b, "2026-10-10T00:00:00Z line %07d every match%d some padding to make the line longer\n", i, i%2)
@@ -160,12 +160,12 @@ func TestStreamBound(t *testing.T) {
 	}
 }
 
-// TestDownloadNeverSendsFiller: a file truncated during a download, then
+// TestFaultDownloadTruncated: a file truncated during a download, then
 // written again past its old end (copytruncate with a writer that keeps
 // its offset leaves a hole that reads as NULs), ends the response before
 // any byte the file did not hold: a short body and a closed connection,
 // never NUL filler. Both the download and the raw search are tried.
-func TestDownloadNeverSendsFiller(t *testing.T) {
+func TestFaultDownloadTruncated(t *testing.T) {
 	line := strings.Repeat("x", 99) + "\n"
 	content := strings.Repeat(line, 80_000) // 8 MB
 	for _, target := range []string{"/api/files/1/content", "/api/search/raw?q=xxx&mode=literal"} {
@@ -197,6 +197,30 @@ func TestDownloadNeverSendsFiller(t *testing.T) {
 		}
 		if len(body) >= len(content) {
 			t.Fatalf("%s: %d bytes after a truncation, want fewer than %d", target, len(body), len(content))
+		}
+	}
+}
+
+// TestFaultFIFOServed: a log replaced by a FIFO is refused at once by
+// every endpoint that reads files (no request waits on it, none pins a
+// thread), and searches go on answering.
+func TestFaultFIFOServed(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"a.log": "a fifo-probe\n", "b.log": "b fifo-probe\n"})
+	ts := newTestServer(t, fx)
+	id := ts.fileID(t, "logs/b.log")
+	must(t, os.Remove(fx.logs+"/b.log"))
+	must(t, syscall.Mkfifo(fx.logs+"/b.log", 0o644))
+	for range 50 {
+		for _, ep := range []string{fmt.Sprintf("/api/files/%d/content", id), fmt.Sprintf("/api/files/%d/content?line=1", id)} {
+			if r := ts.get(t, ep); r.code != http.StatusForbidden && r.code != http.StatusGone {
+				t.Fatalf("%s: %d %s", ep, r.code, r.body)
+			}
+		}
+	}
+	for _, ep := range []string{"/api/search?q=fifo-probe", "/api/search/raw?q=fifo-probe"} {
+		r := ts.get(t, ep)
+		if r.code != http.StatusOK || !strings.Contains(string(r.body), "a fifo-probe") || strings.Contains(string(r.body), "b fifo-probe") {
+			t.Fatalf("%s: %d %s", ep, r.code, r.body)
 		}
 	}
 }
