@@ -26,6 +26,7 @@ type respWriter struct {
 	srv  *Server
 	slot *searchSlot  // the search slot, let go during each write (limits.go)
 	conn syscall.Conn // the connection, when served by Serve: sendfile chunks fit its free space
+	room int64        // free send buffer at the last look, less what was sent since
 
 	status      int
 	wroteHeader bool
@@ -119,21 +120,29 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 	}
 	var total int64
 	size := w.srv.opt.SendfileChunk
+	pos := int64(-1) // f's offset, once asked
 	for remaining != 0 {
 		chunk := size
 		if remaining > 0 && remaining < chunk {
 			chunk = remaining
 		}
 		w.extendDeadline()
-		room, err := w.sendRoom()
-		if err != nil {
+		if chunk > w.room {
+			// Measured again only when past what was free at the last
+			// look: small ranges (raw searches) do not pay a syscall each.
+			room, err := w.sendRoom()
+			if err != nil {
+				return total, err
+			}
+			w.room = room
+			chunk = min(chunk, room)
+		}
+		var held int64
+		var err error
+		if pos, held, err = fileExtent(f, pos, pos); err != nil {
 			return total, err
 		}
-		_, held, err := fileExtent(f)
-		if err != nil {
-			return total, err
-		}
-		chunk = min(chunk, held, room)
+		chunk = min(chunk, held)
 		if chunk == 0 { // the file shrank (or has a hole here): stop short
 			break
 		}
@@ -147,6 +156,7 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		total += n
 		w.bytes += n
 		w.fileBytes += n
+		w.room -= n
 		w.srv.metrics.sendfileBytes.Add(uint64(max(n, 0)))
 		w.srv.metrics.sendfileCalls.Inc()
 		if remaining > 0 {
@@ -156,12 +166,16 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		if err != nil {
 			return total, err
 		}
-		if _, after, err := fileExtent(f); err != nil || after+n < held {
-			// Truncated while this chunk went out: what sendfile read
-			// past the new end may be zeros; end here, so the response
-			// is cut short and the connection closed.
-			return total, errShrunk
+		if chunk > spliceAtOnce {
+			// sendfile read this chunk in rounds, waiting on the client
+			// between them: a truncation meanwhile may have let zeros
+			// through. End here, so the response is cut short and the
+			// connection closed.
+			if _, after, err := fileExtent(f, pos, pos+n); err != nil || after < n {
+				return total, errShrunk
+			}
 		}
+		pos += n
 		if n < chunk { // end of file (it may have shrunk): nothing more to send
 			break
 		}
@@ -169,9 +183,13 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 	return total, nil
 }
 
+// spliceAtOnce: a sendfile call bigger than this (a pipe's 16 pages) is
+// checked again afterwards, for a truncation while it went on.
+const spliceAtOnce = 64 << 10
+
 // sendRoom waits until the connection's send buffer has room and returns
 // how much. A sendfile call no bigger than that does not block, so it
-// reads the file right after fileExtent checked it: when a client reads
+// reads the file right after fileExtent looked at it: when a client reads
 // slowly, one call blocked on a full buffer would otherwise go on reading
 // for as long as the client takes, past a truncation that happens
 // meanwhile (and send the zeros of the hole left behind). The wait polls:
@@ -209,41 +227,42 @@ func (w *respWriter) sendRoom() (int64, error) {
 	}
 }
 
-// fileExtent returns f's offset and how many bytes from there the file
-// holds: up to its size and its next hole. A log has no hole unless it
-// was truncated and then written past its new end (copytruncate with a
-// writer that keeps its offset); a hole reads as NULs the log never held,
-// and sendfile would send them.
-func fileExtent(f fileSource) (pos, held int64, err error) {
+// fileExtent returns how many bytes from offset from the file holds: up
+// to its end or its next hole, which SEEK_HOLE finds (the end counts as
+// one); f's offset is left at at. A log has no hole unless it was
+// truncated and then written past its new end (copytruncate with a writer
+// that keeps its offset); a hole reads as NULs the log never held, and
+// sendfile would send them. Where SEEK_HOLE is not supported it answers
+// with the file's size. A negative from asks f's offset first (and at is
+// then that offset); it is returned.
+func fileExtent(f fileSource, from, at int64) (_, held int64, err error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0, 0, err
+		return from, 0, err
 	}
 	cerr := rc.Control(func(fd uintptr) {
-		pos, err = unix.Seek(int(fd), 0, io.SeekCurrent)
-		if err != nil {
-			return
+		if from < 0 {
+			if from, err = unix.Seek(int(fd), 0, io.SeekCurrent); err != nil {
+				return
+			}
+			at = from
 		}
-		var st unix.Stat_t
-		if err = unix.Fstat(int(fd), &st); err != nil || pos >= st.Size {
-			return
-		}
-		hole, herr := unix.Seek(int(fd), pos, unix.SEEK_HOLE)
+		hole, herr := unix.Seek(int(fd), from, unix.SEEK_HOLE)
 		switch {
-		case herr == unix.ENXIO: // past the end: truncated since the fstat
-			hole = pos
-		case herr != nil: // no SEEK_HOLE here: the size bounds it
-			hole = st.Size
-		}
-		if _, err = unix.Seek(int(fd), pos, io.SeekStart); err != nil {
+		case herr == unix.ENXIO: // at or past the end
+			hole = from
+		case herr != nil:
+			err = herr
 			return
 		}
-		held = max(min(hole, st.Size)-pos, 0)
+		if _, err = unix.Seek(int(fd), at, io.SeekStart); err == nil {
+			held = max(hole-from, 0)
+		}
 	})
 	if err == nil {
 		err = cerr
 	}
-	return pos, held, err
+	return from, held, err
 }
 
 // maxSendfileChunk caps the adaptive chunk: a client measured fast must
