@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -114,6 +115,14 @@ func TestFaultSlowReaders(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "needle") && !strings.Contains(ep, "histogram") {
 			t.Fatalf("%s while 8 clients read slowly: %d %s", ep, resp.StatusCode, body)
 		}
+	}
+	var st Status
+	resp, err := client.Get("http://" + addr + "/api/status")
+	must(t, err)
+	must(t, json.NewDecoder(resp.Body).Decode(&st))
+	resp.Body.Close()
+	if st.Streams.Active != len(targets) || st.Streams.PerClient != 9 {
+		t.Fatalf("status streams %+v, want %d active", st.Streams, len(targets))
 	}
 	// The ninth slow stream of this client is the last one admitted.
 	c, code := slowReader(t, addr, "/api/files/1/content")
