@@ -244,11 +244,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var cacheBody []byte
 	defer func() { s.cache.finish(key, lead, cacheBody) }()
 
-	release, ok := s.admit(w, r)
+	slot, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
-	defer release()
+	defer slot.finish()
 	if s.hookSearch != nil {
 		s.hookSearch()
 	}
@@ -258,6 +258,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	out := &jsonOut{w: w, buf: getBuf()}
 	defer out.release()
 	st, err := s.searchJSON(ctx, sn, q, p, out, start)
+	slot.finish() // the rest is sending
 	s.metrics.observeSearch("search", st, time.Since(start))
 	if err != nil {
 		if out.committed {

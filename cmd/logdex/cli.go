@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +42,9 @@ type env struct {
 	// release: unmapping a segment costs ~19 µs there (each munmap of a
 	// multi-threaded process interrupts the other CPUs), ~7 µs at exit.
 	exitsAfter bool
+	// update runs the indexer (nil: indexer.Update); tests inject
+	// failures such as a full disk through it.
+	update func(context.Context, indexer.Options) (*indexer.Result, error)
 }
 
 // tzFlag is --tz: a zone name (IANA, e.g. Europe/Berlin, or UTC, Local).

@@ -66,7 +66,11 @@ func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress 
 	if term {
 		opt.Progress = progressPrinter(e.stderr)
 	}
-	res, err := indexer.Update(ctx, opt)
+	update := e.update
+	if update == nil {
+		update = indexer.Update
+	}
+	res, err := update(ctx, opt)
 	if term && res != nil && res.Bytes > 0 {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}

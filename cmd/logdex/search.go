@@ -307,7 +307,13 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 	if ix == nil {
 		if !noUpdate || roots == nil {
 			if err := e.updateInterruptibly(dir, build, true); err != nil {
-				return nil, err
+				if roots == nil || errors.Is(err, context.Canceled) {
+					return nil, err
+				}
+				// An index that cannot be written (disk full, read-only,
+				// permissions) still answers: the searcher reads what
+				// changed since it was built from the files themselves.
+				fmt.Fprintf(e.stderr, "logdex: warning: the index could not be updated (%v); searching it as it is (files added since are not searched; changed ones are read from the logs)\n", err)
 			}
 		}
 		ix, err = mmapstore.Open(dir)
