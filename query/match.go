@@ -284,7 +284,7 @@ func compileMatcher(n lang.Node) (matcher, error) {
 	case *lang.Literal:
 		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
-		m, err := scan.NewRegexp(n.Expr, n.Fold)
+		m, err := scan.NewRegexp(n.Go, false) // folding is written in Go
 		if err != nil {
 			return nil, err
 		}
