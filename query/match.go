@@ -239,7 +239,16 @@ func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return dst
 }
 func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
-	return m.m.AppendMatches(dst, ls.line)
+	n := len(dst)
+	dst = m.m.AppendMatches(dst, ls.line)
+	// Empty matches (of x* or ^) mark nothing: drop them.
+	out := dst[:n]
+	for _, r := range dst[n:] {
+		if r[0] < r[1] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // compileMatcher builds the line matcher of a tree.

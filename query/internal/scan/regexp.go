@@ -71,9 +71,7 @@ func (m *reMatcher) Match(line []byte) bool {
 
 func (m *reMatcher) AppendMatches(dst [][2]int, line []byte) [][2]int {
 	for _, loc := range m.re.FindAllIndex(line, -1) {
-		if loc[0] < loc[1] { // an empty match (of x* or ^) marks nothing
-			dst = append(dst, [2]int{loc[0], loc[1]})
-		}
+		dst = append(dst, [2]int{loc[0], loc[1]})
 	}
 	return dst
 }
