@@ -94,17 +94,12 @@ func ParseWarn(patterns []string, mode Mode, fold bool) (Node, []Warning, error)
 	if len(patterns) == 0 {
 		return nil, nil, &ParseError{Msg: "empty query", Pos: 0}
 	}
+	if syn, ok := mode.regexSyntax(); ok {
+		return regexPatterns(patterns, syn, fold)
+	}
 	var kids []Node
 	var warnings []Warning
 	for i, p := range patterns {
-		if syn, ok := mode.regexSyntax(); ok {
-			ns, ws, err := regexPatterns(p, i, syn, fold)
-			if err != nil {
-				return nil, nil, err
-			}
-			kids, warnings = append(kids, ns...), append(warnings, ws...)
-			continue
-		}
 		if mode == ModeLiteral {
 			for _, line := range strings.Split(p, "\n") {
 				kids = append(kids, &Literal{Text: []byte(line), Fold: fold})

@@ -169,3 +169,30 @@ func TestRegexModes(t *testing.T) {
 		}
 	}
 }
+
+// TestLastPatternBackslash: grep reads a backslash ending the last of
+// several patterns as a literal backslash, and refuses it anywhere else.
+func TestLastPatternBackslash(t *testing.T) {
+	for _, tc := range []struct {
+		patterns []string
+		ok       bool
+	}{
+		{[]string{`\`}, false},
+		{[]string{"x\n\\"}, true},
+		{[]string{"x", `q\`}, true},
+		{[]string{`q\`, "x"}, false},
+		{[]string{"q\\\n"}, false},
+		{[]string{"x\n\\\\"}, true},
+		{[]string{"x\n\\\\\\"}, true},
+		{[]string{"*", `\`}, false},
+		{[]string{"a)", `b\`}, true},
+		{[]string{`a\w`, `b\`}, false},
+	} {
+		for _, mode := range []Mode{ModeRegex, ModeBRE} {
+			_, err := Parse(tc.patterns, mode, false)
+			if (err == nil) != tc.ok {
+				t.Errorf("%q %v: %v", tc.patterns, mode, err)
+			}
+		}
+	}
+}

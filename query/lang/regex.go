@@ -93,25 +93,84 @@ func newRE2(expr string, fold bool) (*Regex, []Warning, error) {
 	return &Regex{Expr: expr, Syntax: SyntaxRE2, Fold: fold, Go: goExpr, Tree: tree}, nil, nil
 }
 
-// regexPatterns reads pattern as grep reads one -e argument in a regex
-// mode: each of its lines is a pattern of its own. Positions in errors
-// and warnings become character offsets into pattern.
-func regexPatterns(pattern string, index int, syn Syntax, fold bool) ([]Node, []Warning, error) {
-	var nodes []Node
+// regexPatterns reads patterns as grep reads its -e arguments in a regex
+// mode: each line of each is a pattern of its own. Positions in errors
+// and warnings become character offsets into the pattern they are in.
+func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, error) {
+	type line struct {
+		text       string
+		index, off int
+	}
+	var lines []line
+	for i, p := range patterns {
+		off := 0
+		for _, l := range strings.Split(p, "\n") {
+			lines = append(lines, line{l, i, off})
+			off += len(l) + 1
+		}
+	}
+	if last := &lines[len(lines)-1]; len(lines) > 1 && syn != SyntaxRE2 && oddTrailingBackslashes(last.text) {
+		// grep matches several patterns that are all fixed strings as
+		// grep -F would, and that reading takes a backslash ending the
+		// last one as a literal one (which the regex reading refuses).
+		fixed := true
+		for _, l := range lines {
+			fixed = fixed && grepFixed(l.text, syn)
+		}
+		if fixed {
+			last.text += `\`
+		}
+	}
+	var kids []Node
 	var warnings []Warning
-	off := 0
-	for _, line := range strings.Split(pattern, "\n") {
-		n, ws, err := NewRegex(line, syn, fold)
+	for _, l := range lines {
+		p := patterns[l.index]
+		n, ws, err := NewRegex(l.text, syn, fold)
 		if pe, ok := err.(*ParseError); ok {
-			return nil, nil, &ParseError{Msg: pe.Msg, Pattern: index, Pos: runePos(pattern, off+pe.Pos)}
+			return nil, nil, &ParseError{Msg: pe.Msg, Pattern: l.index, Pos: runePos(p, l.off+pe.Pos)}
 		} else if err != nil {
 			return nil, nil, err
 		}
 		for _, w := range ws {
-			warnings = append(warnings, Warning{Msg: w.Msg, Pattern: index, Pos: runePos(pattern, off+w.Pos)})
+			warnings = append(warnings, Warning{Msg: w.Msg, Pattern: l.index, Pos: runePos(p, l.off+w.Pos)})
 		}
-		nodes = append(nodes, n)
-		off += len(line) + 1
+		kids = append(kids, n)
 	}
-	return nodes, warnings, nil
+	if len(kids) == 1 {
+		return kids[0], warnings, nil
+	}
+	return &Or{Kids: kids}, warnings, nil
+}
+
+func oddTrailingBackslashes(s string) bool {
+	n := len(s) - len(strings.TrimRight(s, `\`))
+	return n%2 == 1
+}
+
+// grepFixed reports whether grep 3.8 reads p, one of several patterns, as
+// a fixed string (its switch from -E or -G to -F; established by
+// experiment): no operator, and no escape that is one.
+func grepFixed(p string, syn Syntax) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '$', '*', '.', '[', '^':
+			return false
+		case '(', '+', '?', '{', '|':
+			if syn == SyntaxERE {
+				return false
+			}
+		case '\\':
+			if i+1 == len(p) {
+				break
+			}
+			i++
+			switch c := p[i]; {
+			case strings.IndexByte("BSW'<bsw`>", c) >= 0, '1' <= c && c <= '9':
+				return false
+			case syn == SyntaxBRE && strings.IndexByte("(+?{|)", c) >= 0:
+				return false
+			}
+		}
+	}
+	return true
 }
