@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -12,35 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logdex/logdex/query/internal/greptest"
+	"github.com/logdex/logdex/query/greptest"
 	"github.com/logdex/logdex/query/lang"
 )
-
-// writeHayTree writes a tree of small files of random short lines over
-// the characters grep's operators test, returning its root.
-func writeHayTree(t *testing.T, r *rand.Rand, files, lines int) string {
-	root := filepath.Join(t.TempDir(), "hay")
-	fixed := []string{"", "a", "ab", "abc", "a b", "A", "_a", "a_", "aa", "{1}a", "a{1", "*a", "ax", "a-c", "[:alpha:]", "a^b", "a$b", "(a)", "\\", "+,-", "foo bar", "alpha"}
-	for f := range files {
-		var b strings.Builder
-		for i := range lines {
-			if i < len(fixed) && f%2 == 0 {
-				b.WriteString(fixed[i])
-			} else {
-				b.WriteString(greptest.RandomLine(r))
-			}
-			b.WriteByte('\n')
-		}
-		dir := filepath.Join(root, fmt.Sprintf("d%d", f%3))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.log", f)), []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 // grepOutcome runs grep -rn (LC_ALL=C) with a time limit: slow is set
 // when grep took too long (its DFA build on some counted word tests),
@@ -85,7 +58,10 @@ func TestPropertyGrepSyntaxVsGrep(t *testing.T) {
 	needGrep(t)
 	seed := testSeed()
 	r := rand.New(rand.NewPCG(seed, 17))
-	root := writeHayTree(t, r, 9, 120)
+	root := filepath.Join(t.TempDir(), "hay")
+	if err := greptest.WriteTree(root, r, 9, 120); err != nil {
+		t.Fatal(err)
+	}
 	s := testIndex(t, 2<<10, root)
 	n := cases(3000, 200)
 	var accepted, rejected, refusals, skipped int

@@ -15,6 +15,9 @@ type ParseError struct {
 	Msg     string
 	Pattern int
 	Pos     int
+	// rank orders the errors of several patterns as grep reports them
+	// (see grepRank).
+	rank int
 }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s (at character %d)", e.Msg, e.Pos+1) }

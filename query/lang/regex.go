@@ -49,15 +49,23 @@ func NewRegex(expr string, syn Syntax, fold bool) (*Regex, []Warning, error) {
 	if syn == SyntaxRE2 {
 		return newRE2(expr, fold)
 	}
-	gs := grepsyntax.ERE
+	return newTranslated(expr, syn, fold, grepsyntax.TranslateList([]string{expr}, grepSyntax(syn), fold)[0])
+}
+
+func grepSyntax(syn Syntax) grepsyntax.Syntax {
 	if syn == SyntaxBRE {
-		gs = grepsyntax.BRE
+		return grepsyntax.BRE
 	}
-	goExpr, tree, ws, err := grepsyntax.TranslateWarn(expr, gs, fold)
+	return grepsyntax.ERE
+}
+
+// newTranslated builds the node of expr from its translation.
+func newTranslated(expr string, syn Syntax, fold bool, r grepsyntax.Result) (*Regex, []Warning, error) {
+	goExpr, tree, ws, err := r.Expr, r.Re, r.Warnings, r.Err
 	if err != nil {
 		var ge *grepsyntax.Error
 		if errors.As(err, &ge) {
-			return nil, nil, &ParseError{Msg: ge.Msg, Pos: min(max(ge.Pos, 0), len(expr))}
+			return nil, nil, &ParseError{Msg: ge.Msg, Pos: min(max(ge.Pos, 0), len(expr)), rank: grepRank(ge)}
 		}
 		return nil, nil, &ParseError{Msg: err.Error()}
 	}
@@ -121,13 +129,32 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 			last.text += `\`
 		}
 	}
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.text
+	}
+	var results []grepsyntax.Result
+	if syn != SyntaxRE2 {
+		results = grepsyntax.TranslateList(texts, grepSyntax(syn), fold)
+	}
 	var kids []Node
 	var warnings []Warning
-	for _, l := range lines {
+	var first *ParseError // the error grep reports, of all the patterns'
+	for i, l := range lines {
 		p := patterns[l.index]
-		n, ws, err := NewRegex(l.text, syn, fold)
+		var n *Regex
+		var ws []Warning
+		var err error
+		if results != nil {
+			n, ws, err = newTranslated(l.text, syn, fold, results[i])
+		} else {
+			n, ws, err = newRE2(l.text, fold)
+		}
 		if pe, ok := err.(*ParseError); ok {
-			return nil, nil, &ParseError{Msg: pe.Msg, Pattern: l.index, Pos: runePos(p, l.off+pe.Pos)}
+			if first == nil || pe.rank < first.rank {
+				first = &ParseError{Msg: pe.Msg, Pattern: l.index, Pos: runePos(p, l.off+pe.Pos), rank: pe.rank}
+			}
+			continue
 		} else if err != nil {
 			return nil, nil, err
 		}
@@ -136,10 +163,26 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 		}
 		kids = append(kids, n)
 	}
+	if first != nil {
+		return nil, nil, first
+	}
 	if len(kids) == 1 {
 		return kids[0], warnings, nil
 	}
 	return &Or{Kids: kids}, warnings, nil
+}
+
+// grepRank orders the errors of a list of patterns as grep reports them:
+// the first error of its first reading of every pattern, else the first
+// of its second reading, else the first of logdex's refusals.
+func grepRank(e *grepsyntax.Error) int {
+	switch {
+	case e.Late():
+		return 1
+	case e.Refusal():
+		return 2
+	}
+	return 0
 }
 
 func oddTrailingBackslashes(s string) bool {

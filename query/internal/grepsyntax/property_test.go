@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logdex/logdex/query/internal/greptest"
+	"github.com/logdex/logdex/query/greptest"
 )
 
 // The property: for random patterns over the whole operator set, grep

@@ -1,11 +1,14 @@
-// Package greptest owns the random grep patterns and haystack lines that
+// Package greptest (a test helper, used by tests only) owns the random grep patterns and haystack lines that
 // the property tests of grepsyntax, query and the CLI check against the
 // real grep: patterns over the whole operator set of ERE and BRE (valid or
 // not), and short lines over the characters those operators test.
 package greptest
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -128,4 +131,30 @@ func nested(r *rand.Rand, depth int, long bool) string {
 		b.WriteString(pick(r, "", "", "*", "+", "?"))
 	}
 	return b.String()
+}
+
+// WriteTree writes a tree of files of random lines under root (in three
+// directories; every other file starts with lines that test the edge
+// cases of the operators).
+func WriteTree(root string, r *rand.Rand, files, lines int) error {
+	fixed := []string{"", "a", "ab", "abc", "a b", "A", "_a", "a_", "aa", "{1}a", "a{1", "*a", "ax", "a-c", "[:alpha:]", "a^b", "a$b", "(a)", "\\", "+,-", "foo bar", "alpha"}
+	for f := range files {
+		var b strings.Builder
+		for i := range lines {
+			if i < len(fixed) && f%2 == 0 {
+				b.WriteString(fixed[i])
+			} else {
+				b.WriteString(RandomLine(r))
+			}
+			b.WriteByte('\n')
+		}
+		dir := filepath.Join(root, fmt.Sprintf("d%d", f%3))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.log", f)), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
