@@ -37,7 +37,7 @@ func grepLimited(t *testing.T, dir string, args ...string) (stdout, stderr strin
 	case err != nil:
 		t.Fatal(err)
 	}
-	if code > 2 {
+	if code > 2 || code < 0 {
 		return "", "", code, true
 	}
 	return sortGrep(out.String()), errb.String(), code, false
