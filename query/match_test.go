@@ -65,12 +65,14 @@ func checkASCIIWords(t *testing.T, line, term string) {
 // FuzzCompile: whatever parses compiles, and the compiled query evaluates
 // and highlights lines without panics.
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü"} {
+	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü", "/\\<x\\>/ y", "a\n(b|c)+?", "[[.a.]]\nx"} {
 		f.Add(s, uint8(0))
+		f.Add(s, uint8(2))
+		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, q string, mode uint8) {
-		m := lang.Mode(mode % 3)
-		n, err := lang.Parse([]string{q}, m, mode&4 != 0)
+		m := lang.Mode(mode % 5)
+		n, err := lang.Parse([]string{q}, m, mode&8 != 0)
 		if err != nil {
 			return
 		}

@@ -111,11 +111,13 @@ func indexOf(s, sub string) int {
 // lies within the query. (query's FuzzCompile also compiles and runs what
 // parses.)
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü"} {
+	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü", `/a\/b(/`, "x\n(", `a\{1`, "[[.a.]]\n\\x"} {
 		f.Add(s, uint8(0))
+		f.Add(s, uint8(2))
+		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, q string, mode uint8) {
-		n, err := Parse([]string{q}, Mode(mode%5), mode&4 != 0)
+		n, err := Parse([]string{q}, Mode(mode%5), mode&8 != 0)
 		if err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {
