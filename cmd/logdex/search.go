@@ -41,7 +41,8 @@ QUERY is the query language unless -F, -E, -G or --re2 is given:
 extended and basic regular expressions with GNU's \w \W \s \S \b \B \< \>.
 Back-references (\1) are refused: the index cannot answer them. --re2 reads
 them as Go regular expressions (RE2 syntax: \d, (?i), lazy +?, ...). As in
-grep, each line of a pattern is a pattern of its own.
+grep, each line of a pattern is a pattern of its own. Unlike grep, whose
+default is -G, a QUERY without these flags is the query language.
 
 Flags:
 `
