@@ -84,3 +84,18 @@ func FuzzCompile(f *testing.F) {
 		cq.Highlights([]byte("some log line " + q))
 	})
 }
+
+// TestHighlightsSkipEmptyMatches: a regex that matches the empty string
+// (grep -E's a+? is (a+)?) marks only what it matched of the line.
+func TestHighlightsSkipEmptyMatches(t *testing.T) {
+	q, err := Compile([]string{"a+?"}, lang.ModeRegex, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Highlights([]byte("xaax a")); fmt.Sprint(got) != "[[1 3] [5 6]]" {
+		t.Fatalf("highlights %v", got)
+	}
+	if got := q.Highlights([]byte("xyz")); len(got) != 0 || !q.MatchLine([]byte("xyz")) {
+		t.Fatalf("highlights %v", got)
+	}
+}
