@@ -90,6 +90,9 @@ func refEval(n lang.Node, l *refLine) bool {
 		}
 		return bytes.Contains(line, n.Text)
 	case *lang.Regex:
+		if n.Syntax != lang.SyntaxRE2 {
+			panic("refEval: RE2 regexes only") // grep is the reference for the others
+		}
 		expr := n.Expr
 		if n.Fold {
 			expr = "(?i)" + expr
@@ -194,7 +197,11 @@ func (g *queryGen) atom() lang.Node {
 		b := min(len(l), a+1+g.r.IntN(20))
 		return &lang.Literal{Text: bytes.Clone(l[a:b]), Fold: g.r.IntN(2) == 0}
 	default:
-		return &lang.Regex{Expr: regexp.QuoteMeta(g.word()) + `\W+\w`, Fold: true}
+		n, _, err := lang.NewRegex(regexp.QuoteMeta(g.word())+`\W+\w`, lang.SyntaxRE2, true)
+		if err != nil {
+			panic(err)
+		}
+		return n
 	}
 }
 
