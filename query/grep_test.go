@@ -91,9 +91,7 @@ func flipCase(r *rand.Rand, b []byte) []byte {
 // random offsets give exactly grep -rnF's lines (and -i with random case).
 func TestPropertyLiteralVsGrep(t *testing.T) {
 	needGrep(t)
-	roots := corpora(t)
-	lines := refLines(t, roots...)
-	s := testIndex(t, 1<<20, roots...)
+	roots, lines, s := propertyCorpus(t, 1<<20)
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 11)), lines: lines}
 	n := cases(1000, 100)
@@ -160,9 +158,7 @@ func (g *queryGen) regexFrom() string {
 // -rnE's lines, and read as basic regexes exactly grep -rnG's.
 func TestPropertyRegexVsGrep(t *testing.T) {
 	needGrep(t)
-	roots := corpora(t)
-	lines := refLines(t, roots...)
-	s := testIndex(t, 1<<20, roots...)
+	roots, lines, s := propertyCorpus(t, 1<<20)
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 13)), lines: lines}
 	n := cases(400, 60)
