@@ -52,6 +52,11 @@ type Options struct {
 	Verify bool
 	// NoMerge leaves small segments unmerged (tests and measurements).
 	NoMerge bool
+	// MergesWritten, when set, is called once a run's merges are written
+	// and before the manifest naming them is published, with the number
+	// of segments merged: the moment a crash leaves the most behind, where
+	// serve's SIGKILL test makes the server pause.
+	MergesWritten func(merged int)
 	// Location is the zone of timestamps that do not write one (nil: the
 	// index's, UTC for a new one). Changing it rebuilds the index: the
 	// times in it depend on it.
@@ -203,6 +208,9 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
 		u.removeNew()
 		return nil, err
+	}
+	if opt.MergesWritten != nil && u.res.Merged > 0 {
+		opt.MergesWritten(u.res.Merged)
 	}
 	u.next.NextSegmentID = u.segID.Load()
 	if err := u.publish(); err != nil {

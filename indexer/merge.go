@@ -112,21 +112,29 @@ func (u *update) mergeable(ref mmapstore.SegmentRef, live map[uint64]int) (merge
 
 // pickMerges chooses the merges: every tier holding mergeFactor segments or
 // more is merged, in sets of at most maxBytes of live logs; segments
-// mostly retired join their tier's merge, or are rewritten alone.
+// mostly retired join their tier's merge, or are rewritten alone. A
+// segment holding half of maxBytes or more is as large as a merge would
+// make it: it is left alone unless mostly retired (rewriting it would
+// only copy it, on every run).
 func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
 	tiers := map[int][]mergeSeg{}
 	for _, c := range cands {
-		tiers[c.tier] = append(tiers[c.tier], c)
+		if c.retired || c.live*2 < maxBytes {
+			tiers[c.tier] = append(tiers[c.tier], c)
+		}
 	}
 	var sets [][]mergeSeg
+	flush := func(cur []mergeSeg) {
+		if len(cur) > 1 || len(cur) == 1 && cur[0].retired {
+			sets = append(sets, cur)
+		}
+	}
 	for _, tier := range slices.Sorted(maps.Keys(tiers)) {
 		segs := tiers[tier]
 		sort.Slice(segs, func(i, j int) bool { return segs[i].ref.Name < segs[j].ref.Name })
 		if len(segs) < mergeFactor {
 			for _, s := range segs {
-				if s.retired {
-					sets = append(sets, []mergeSeg{s})
-				}
+				flush([]mergeSeg{s})
 			}
 			continue
 		}
@@ -134,15 +142,13 @@ func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
 		var bytes int64
 		for _, s := range segs {
 			if len(cur) > 0 && bytes+s.live > maxBytes {
-				sets = append(sets, cur)
+				flush(cur)
 				cur, bytes = nil, 0
 			}
 			cur = append(cur, s)
 			bytes += s.live
 		}
-		if len(cur) > 1 || len(cur) == 1 && cur[0].retired {
-			sets = append(sets, cur)
-		}
+		flush(cur)
 	}
 	return sets
 }

@@ -110,6 +110,11 @@ func open(dir string, prev *Index) (*Index, error) {
 			case errs[i] != nil:
 				s.Close()
 				ix.damaged = append(ix.damaged, errs[i])
+				// Its files' lines are read from the logs, as for a
+				// segment that did not open.
+				for _, id := range m.Segments[i].FileIDs {
+					ix.damagedFiles[id] = true
+				}
 			default:
 				ix.segments = append(ix.segments, s)
 			}

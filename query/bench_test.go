@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -55,5 +56,23 @@ func BenchmarkQueries(b *testing.B) {
 			}
 			b.ReportMetric(float64(total), "hits")
 		})
+	}
+}
+
+// BenchmarkCompileRegex: what reading a pattern as grep does costs each
+// search over reading it as RE2 (the same text, where both agree).
+func BenchmarkCompileRegex(b *testing.B) {
+	for _, p := range []string{`checksum mismatch on segment [0-9]+`, `[A-Z]{4,} [0-9]+`, `(GET|POST) /api/v[0-9]+/[a-z]+ [45][0-9][0-9]`} {
+		for _, mode := range []lang.Mode{lang.ModeRE2, lang.ModeRegex} {
+			for _, fold := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/fold=%v/%.12s", mode, fold, p), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := Compile([]string{p}, mode, fold); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,4 +127,58 @@ func search(t testing.TB, s *Searcher, q *Query, opt Options) ([]gotLine, *Stats
 		t.Fatalf("search %v: %v", q.root, err)
 	}
 	return got, st
+}
+
+// The property tests' corpus, generated and indexed once per package run
+// (each index per segment size once too): under the race detector
+// building it took longer than most of the tests using it. The tests
+// only read it, and none runs in parallel with another.
+var propCorpus struct {
+	dir   string
+	roots []string
+	lines []refLine
+	idx   map[int64]*Searcher
+}
+
+// propertyCorpus returns corpora's roots, their reference lines and a
+// searcher over an index of them cut into segments of segBytes.
+func propertyCorpus(t *testing.T, segBytes int64) ([]string, []refLine, *Searcher) {
+	t.Helper()
+	pc := &propCorpus
+	if pc.roots == nil {
+		dir, err := os.MkdirTemp("", "logdex-query-corpus-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc.dir = dir
+		pc.roots = corpora(t, dir)
+		pc.lines = refLines(t, pc.roots...)
+		pc.idx = map[int64]*Searcher{}
+	}
+	s := pc.idx[segBytes]
+	if s == nil {
+		dir := filepath.Join(pc.dir, fmt.Sprintf("index-%d", segBytes))
+		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: pc.roots, SegmentBytes: segBytes, Logger: zerolog.Nop()}); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := mmapstore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = NewSearcher(ix, nil)
+		pc.idx[segBytes] = s
+	}
+	return pc.roots, pc.lines, s
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, s := range propCorpus.idx {
+		s.Close()
+		s.Index().Close()
+	}
+	if propCorpus.dir != "" {
+		os.RemoveAll(propCorpus.dir)
+	}
+	os.Exit(code)
 }

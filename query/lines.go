@@ -68,7 +68,12 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		}
 	}
 	buf := make([]byte, 64<<10)
+	// A line longer than a read continues in the next ones: its bytes are
+	// kept in carry (only when it is passed on) and only the new bytes
+	// are searched for its end, so a long line costs its length once.
 	var carry []byte
+	inLine := false // the last read ended inside line no
+	var carryStart int64
 	for no <= to {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -76,34 +81,61 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 		m, rerr := src.ReadAt(buf, off)
 		data := buf[:m]
 		logfile.EndLinesAtNUL(data) // lines are numbered as the index numbers them
+		chunkStart := off
 		off += int64(m)
 		eof := rerr != nil
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return rerr
 		}
-		lineStart := off - int64(m) - int64(len(carry))
-		if len(carry) > 0 {
-			data = append(carry, data...)
-			carry = nil
-		}
 		i := 0
+		if inLine {
+			j := bytes.IndexByte(data, '\n')
+			keep := no >= from
+			if j < 0 && !eof {
+				if keep {
+					carry = append(carry, data...)
+				}
+				continue
+			}
+			end := len(data)
+			if j >= 0 {
+				end = j
+			}
+			if keep {
+				carry = append(carry, data[:end]...)
+				if err := fn(Line{No: no, Offset: carryStart, Text: carry}); err != nil {
+					return err
+				}
+			}
+			carry, inLine = carry[:0], false
+			no++
+			if j < 0 {
+				break
+			}
+			i = j + 1
+		}
 		for no <= to {
 			j := bytes.IndexByte(data[i:], '\n')
 			if j < 0 {
-				if eof && i < len(data) { // unterminated last line
-					if no >= from {
-						if err := fn(Line{No: no, Offset: lineStart + int64(i), Text: data[i:]}); err != nil {
-							return err
+				if i < len(data) {
+					if eof { // unterminated last line
+						if no >= from {
+							if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: data[i:]}); err != nil {
+								return err
+							}
+						}
+						no++
+					} else {
+						inLine, carryStart = true, chunkStart+int64(i)
+						if no >= from {
+							carry = append(carry[:0], data[i:]...)
 						}
 					}
-					no++
-				} else if !eof {
-					carry = append([]byte(nil), data[i:]...)
 				}
 				break
 			}
 			if no >= from {
-				if err := fn(Line{No: no, Offset: lineStart + int64(i), Text: data[i : i+j]}); err != nil {
+				if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: data[i : i+j]}); err != nil {
 					return err
 				}
 			}

@@ -239,7 +239,16 @@ func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return dst
 }
 func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
-	return m.m.AppendMatches(dst, ls.line)
+	n := len(dst)
+	dst = m.m.AppendMatches(dst, ls.line)
+	// Empty matches (of x* or ^) mark nothing: drop them.
+	out := dst[:n]
+	for _, r := range dst[n:] {
+		if r[0] < r[1] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // compileMatcher builds the line matcher of a tree.
@@ -284,7 +293,7 @@ func compileMatcher(n lang.Node) (matcher, error) {
 	case *lang.Literal:
 		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
-		m, err := scan.NewRegexp(n.Expr, n.Fold)
+		m, err := scan.NewRegexp(n.Go, false) // folding is written in Go
 		if err != nil {
 			return nil, err
 		}

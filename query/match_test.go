@@ -65,12 +65,14 @@ func checkASCIIWords(t *testing.T, line, term string) {
 // FuzzCompile: whatever parses compiles, and the compiled query evaluates
 // and highlights lines without panics.
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü"} {
+	for _, s := range []string{"error", `"a b" OR c*`, "(a -b) AND NOT /x+/", `'lit\'s'`, "a(", "/[/", "é ü", "/\\<x\\>/ y", "a\n(b|c)+?", "[[.a.]]\nx"} {
 		f.Add(s, uint8(0))
+		f.Add(s, uint8(2))
+		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, q string, mode uint8) {
-		m := lang.Mode(mode % 3)
-		n, err := lang.Parse([]string{q}, m, mode&4 != 0)
+		m := lang.Mode(mode % 5)
+		n, err := lang.Parse([]string{q}, m, mode&8 != 0)
 		if err != nil {
 			return
 		}
@@ -81,4 +83,19 @@ func FuzzCompile(f *testing.F) {
 		cq.MatchLine([]byte(q))
 		cq.Highlights([]byte("some log line " + q))
 	})
+}
+
+// TestHighlightsSkipEmptyMatches: a regex that matches the empty string
+// (grep -E's a+? is (a+)?) marks only what it matched of the line.
+func TestHighlightsSkipEmptyMatches(t *testing.T) {
+	q, err := Compile([]string{"a+?"}, lang.ModeRegex, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Highlights([]byte("xaax a")); fmt.Sprint(got) != "[[1 3] [5 6]]" {
+		t.Fatalf("highlights %v", got)
+	}
+	if got := q.Highlights([]byte("xyz")); len(got) != 0 || !q.MatchLine([]byte("xyz")) {
+		t.Fatalf("highlights %v", got)
+	}
 }

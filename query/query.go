@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/logdex/logdex/query/internal/relit"
@@ -20,6 +21,9 @@ type Query struct {
 	// once here rather than once per segment of every search.
 	reqs  map[*lang.Regex]*relit.Req
 	atoms map[litKey][]atom
+	// warnings are grep's warnings about the patterns, for the caller to
+	// print as grep does.
+	warnings []lang.Warning
 }
 
 // litKey names a literal as the planner looks it up.
@@ -29,12 +33,18 @@ type litKey struct {
 }
 
 // Compile parses and compiles patterns (several: any of them matches).
+// Each regex is translated and compiled here, once for every search.
 func Compile(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
-	root, err := lang.Parse(patterns, mode, fold)
+	root, warnings, err := lang.ParseWarn(patterns, mode, fold)
 	if err != nil {
 		return nil, err
 	}
-	return CompileNode(root, mode)
+	q, err := CompileNode(root, mode)
+	if err != nil {
+		return nil, err
+	}
+	q.warnings = warnings
+	return q, nil
 }
 
 // CompileNode compiles an already parsed tree.
@@ -55,6 +65,9 @@ func CompileNode(root lang.Node, mode lang.Mode) (*Query, error) {
 
 // Node is the parsed query.
 func (q *Query) Node() lang.Node { return q.root }
+
+// Warnings are the warnings grep prints for the patterns (Compile's).
+func (q *Query) Warnings() []lang.Warning { return q.warnings }
 
 // Mode is the mode the query was parsed in.
 func (q *Query) Mode() lang.Mode { return q.mode }
@@ -81,11 +94,10 @@ func (q *Query) prepare(n lang.Node) error {
 	case *lang.Literal:
 		q.addAtoms(n.Text, false)
 	case *lang.Regex:
-		re, err := lang.ParseRegex(n.Expr, n.Fold)
-		if err != nil {
-			return err
+		if n.Tree == nil {
+			return fmt.Errorf("query: regex %q built without lang.NewRegex", n.Expr)
 		}
-		r := relit.Analyze(re)
+		r := relit.Analyze(n.Tree)
 		q.reqs[n] = r
 		q.addReqAtoms(r)
 	}

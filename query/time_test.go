@@ -48,10 +48,8 @@ func refTimes(t *testing.T, lines []refLine) (times []int64, timed []bool) {
 // same searches add up to their totals; the time orders deliver the same
 // lines sorted, and page through them with cursors exactly once.
 func TestTimeRanges(t *testing.T) {
-	roots := corpora(t)
-	lines := refLines(t, roots...)
+	_, lines, s := propertyCorpus(t, 256<<10) // several parts per big file: cuts must keep times
 	times, timed := refTimes(t, lines)
-	s := testIndex(t, 256<<10, roots...) // several parts per big file: cuts must keep times
 	lo, hi, ok := s.Index().TimeRange()
 	if !ok {
 		t.Fatal("no timed lines in the corpora")
@@ -231,9 +229,7 @@ func TestTimesOfAppendedLines(t *testing.T) {
 // TestOnlyLines: Options.Only keeps exactly the asked line ranges, through
 // the index (words, scans) and in appended bytes.
 func TestOnlyLines(t *testing.T) {
-	roots := corpora(t)
-	lines := refLines(t, roots...)
-	s := testIndex(t, 256<<10, roots...)
+	_, lines, s := propertyCorpus(t, 256<<10)
 	r := rand.New(rand.NewPCG(uint64(testSeed()), 31))
 	for range cases(60, 10) {
 		only := map[uint64]LineRange{}

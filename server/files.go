@@ -75,8 +75,10 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 // fileByParam resolves {id}. Files are addressed only by their id in the
 // index's file table; nothing in the request is ever used as a path.
 func fileByParam(sn *snapshot, r *http.Request) (*query.File, *statusError) {
-	id, err := strconv.ParseUint(chi.URLParam(r, "id"), 10, 64)
-	if err != nil {
+	param := chi.URLParam(r, "id")
+	id, err := strconv.ParseUint(param, 10, 64)
+	if err != nil || strconv.FormatUint(id, 10) != param {
+		// One spelling per file ("01" is not 1): caches and logs see one URL.
 		return nil, notFound("no such file id")
 	}
 	f, ok := sn.s.FileByID(id)
@@ -114,6 +116,15 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Query().Has("line") {
 		s.fileLines(w, r, sn, f)
+		return
+	}
+	leave, ok := s.openStream(w, r)
+	if !ok {
+		return
+	}
+	defer leave()
+	if !dropEmptySuffixRanges(r) {
+		s.unsatisfiable(w, r, sn, f)
 		return
 	}
 	if f.Record().Compression != "" {
@@ -258,4 +269,63 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		out.First, out.Last = out.Lines[0].Line, out.Lines[n-1].Line
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// dropEmptySuffixRanges removes the ranges "-0" from r's Range header:
+// the last zero bytes, which RFC 9110 calls unsatisfiable and
+// http.ServeContent answers with an empty 206 and an invalid
+// Content-Range. It is false when no range is left (the answer is 416).
+func dropEmptySuffixRanges(r *http.Request) bool {
+	h := r.Header.Get("Range")
+	unit, set, ok := strings.Cut(h, "=")
+	if !ok || strings.TrimSpace(unit) != "bytes" {
+		return true
+	}
+	var keep []string
+	dropped := false
+	for _, spec := range strings.Split(set, ",") {
+		spec = strings.TrimSpace(spec)
+		if n, isSuffix := strings.CutPrefix(spec, "-"); isSuffix && n != "" && strings.Trim(n, "0") == "" {
+			dropped = true
+			continue
+		}
+		keep = append(keep, spec)
+	}
+	if !dropped {
+		return true
+	}
+	if len(keep) == 0 {
+		return false
+	}
+	r.Header.Set("Range", "bytes="+strings.Join(keep, ","))
+	return true
+}
+
+// unsatisfiable answers 416 with the size of what would be served.
+func (s *Server) unsatisfiable(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
+	var size int64
+	if f.Record().Compression != "" {
+		_, fh, n, err := sn.s.ReadCompressed(f)
+		if err != nil {
+			s.openError(w, r, f, err)
+			return
+		}
+		fh.Close()
+		size = n
+	} else {
+		fh, err := sn.s.OpenFile(f)
+		if err != nil {
+			s.openError(w, r, f, err)
+			return
+		}
+		st, err := fh.Stat()
+		fh.Close()
+		if err != nil {
+			s.openError(w, r, f, err)
+			return
+		}
+		size = st.Size()
+	}
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+	writeError(w, http.StatusRequestedRangeNotSatisfiable, "range not satisfiable")
 }

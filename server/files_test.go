@@ -76,6 +76,9 @@ func TestContentRanges(t *testing.T) {
 		{"multi", "bytes=0-0,-1", 206, nil, [][]byte{data[:1], data[size-1:]}},
 		{"unsatisfiable", fmt.Sprintf("bytes=%d-", size), 416, nil, nil},
 		{"malformed is ignored... or refused", "bytes=x-y", 416, nil, nil},
+		{"the last zero bytes", "bytes=-0", 416, nil, nil},
+		{"the last zero bytes, spelt long", "bytes=-000", 416, nil, nil},
+		{"an empty suffix among others is left out", "bytes=-0,0-1", 206, data[:2], nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hdr := []string{}
@@ -85,6 +88,9 @@ func TestContentRanges(t *testing.T) {
 			r := ts.get(t, url, hdr...)
 			if r.code != tc.code {
 				t.Fatalf("%d, want %d: %s", r.code, tc.code, r.body)
+			}
+			if want := fmt.Sprintf("bytes */%d", size); tc.code == 416 && tc.rng != "bytes=x-y" && r.header.Get("Content-Range") != want {
+				t.Fatalf("Content-Range %q, want %q", r.header.Get("Content-Range"), want)
 			}
 			if tc.want != nil && !bytes.Equal(r.body, tc.want) {
 				t.Fatalf("body %q, want %q", trunc(r.body), trunc(tc.want))
@@ -281,6 +287,10 @@ func TestTraversal(t *testing.T) {
 		"/api/files/1%2F..%2F2/content",
 		"/api/files/999999/content",
 		"/api/files/abc/content",
+		"/api/files/01/content", // one spelling per id
+		"/api/files/001/content",
+		"/api/files/+1/content",
+		"/api/files/1%20/content",
 		"/api/files/-1/content",
 		"/api/files/0x1/content",
 		"/api/files/18446744073709551616/content",

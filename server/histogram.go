@@ -57,11 +57,11 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sn.unref()
-	release, ok := s.admit(w, r)
+	slot, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
-	defer release()
+	defer slot.finish()
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
 
@@ -86,6 +86,7 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		h = query.NewHistogram(from, to, n)
 	}
 	st, err := sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log}, nil)
+	slot.finish()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))

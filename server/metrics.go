@@ -14,17 +14,18 @@ import (
 // and HELP text are those the server exported through the Prometheus Go
 // client, go_* and process_* included (promtext says why it is gone).
 type metrics struct {
-	reg           promtext.Registry
-	requests      *promtext.CounterVec
-	latency       *promtext.HistogramVec
-	searchLatency *promtext.HistogramVec
-	candidates    *promtext.CounterValue
-	verified      *promtext.CounterValue
-	sendfileBytes *promtext.CounterValue
-	sendfileCalls *promtext.CounterValue
-	rejected      *promtext.CounterValue
-	cacheHits     *promtext.CounterValue
-	reindexRuns   *promtext.CounterVec
+	reg             promtext.Registry
+	requests        *promtext.CounterVec
+	latency         *promtext.HistogramVec
+	searchLatency   *promtext.HistogramVec
+	candidates      *promtext.CounterValue
+	verified        *promtext.CounterValue
+	sendfileBytes   *promtext.CounterValue
+	sendfileCalls   *promtext.CounterValue
+	rejected        *promtext.CounterValue
+	streamsRejected *promtext.CounterValue
+	cacheHits       *promtext.CounterValue
+	reindexRuns     *promtext.CounterVec
 }
 
 func newMetrics(s *Server) *metrics {
@@ -41,6 +42,7 @@ func newMetrics(s *Server) *metrics {
 	m.sendfileBytes = reg.Counter("logdex_sendfile_bytes_total", "Bytes sent from log files through ReadFrom (sendfile).")
 	m.sendfileCalls = reg.Counter("logdex_sendfile_calls_total", "ReadFrom calls handed a file (each one or more sendfile syscalls).")
 	m.rejected = reg.Counter("logdex_search_rejected_total", "Searches refused with 503 because all slots were busy.")
+	m.streamsRejected = reg.Counter("logdex_stream_rejected_total", "Raw searches and downloads refused (503, or 429 for one client) because too many were streaming.")
 	m.cacheHits = reg.Counter("logdex_search_cache_hits_total", "/api/search answers served from the response cache.")
 	m.reindexRuns = reg.CounterVec("logdex_reindex_runs_total", "Re-index runs by result (updated, unchanged, error).", "result")
 	ixGauge := func(name, help string, v func(*snapshot) float64) {

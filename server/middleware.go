@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,7 +20,10 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = 0
+const (
+	requestIDKey ctxKey = iota
+	connKey             // the net.Conn a request came on (Serve's ConnContext)
+)
 
 // requestID returns the id of the request in ctx.
 func requestID(ctx context.Context) string {
@@ -66,6 +70,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		id := newRequestID(r)
 		w0.Header().Set("X-Request-Id", id)
 		w := &respWriter{w: w0, srv: s, status: http.StatusOK}
+		w.conn, _ = r.Context().Value(connKey).(syscall.Conn)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		aborted := false
 		defer func() {

@@ -83,11 +83,16 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
-	release, ok := s.admit(w, r)
+	leave, ok := s.openStream(w, r)
 	if !ok {
 		return
 	}
-	defer release()
+	defer leave()
+	slot, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer slot.finish()
 	sn := s.acquire()
 	if sn == nil {
 		unavailable(w, 5, "index not ready")
@@ -104,6 +109,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	// write deadlines catch a client that stops reading, and its leaving
 	// cancels the context.
 	st, err := sn.s.Search(r.Context(), q, query.Options{Time: p.tr, Order: p.order, Log: p.log}, rs.hit)
+	slot.finish() // the rest is sending
 	if err == nil {
 		err = rs.flushPending()
 	}

@@ -244,11 +244,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var cacheBody []byte
 	defer func() { s.cache.finish(key, lead, cacheBody) }()
 
-	release, ok := s.admit(w, r)
+	slot, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
-	defer release()
+	defer slot.finish()
 	if s.hookSearch != nil {
 		s.hookSearch()
 	}
@@ -258,6 +258,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	out := &jsonOut{w: w, buf: getBuf()}
 	defer out.release()
 	st, err := s.searchJSON(ctx, sn, q, p, out, start)
+	slot.finish() // the rest is sending
 	s.metrics.observeSearch("search", st, time.Since(start))
 	if err != nil {
 		if out.committed {
@@ -340,9 +341,19 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	}
 	fmt.Fprintf(out, `,"stats":{"candidates":%d,"verified":%d,"segments":%d,"scanned_bytes":%d},"warnings":`,
 		st.Candidates, st.Verified, st.Segments, st.Scanned)
-	out.json(s.warnings(sn, st))
+	out.json(append(append([]string{}, patternWarnings(q)...), s.warnings(sn, st)...))
 	out.writeString("}\n")
 	return st, out.err
+}
+
+// patternWarnings are the warnings grep prints for the query's patterns
+// (it still answers), such as "* at start of expression".
+func patternWarnings(q *query.Query) []string {
+	var ws []string
+	for _, w := range q.Warnings() {
+		ws = append(ws, fmt.Sprintf("pattern: %s (at character %d)", w.Msg, w.Pos+1))
+	}
+	return ws
 }
 
 // warnings lists what the answer may miss: files changed since indexing,

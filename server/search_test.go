@@ -31,6 +31,11 @@ func TestSearchMatchesSearcher(t *testing.T) {
 		{"ERROR", "literal", "", false},
 		{"error", "literal", "insensitive", true},
 		{`time(out|d out)`, "regex", "", false},
+		{`time(out|d out)`, "ere", "", false},
+		{`\<time\(out\|d out\)`, "bre", "", false},
+		{`time(?:out|d out)\b`, "re2", "", false},
+		{"timeout\nconnection reset", "literal", "", false},
+		{"^ERROR\nx+(a{1})?", "regex", "insensitive", true},
 		{`timeout OR "connection reset"`, "query", "", true},
 		{"Straße", "literal", "", false},
 		{"no newline", "literal", "", false},
@@ -170,6 +175,20 @@ func TestPagingExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestSearchPatternWarnings: grep's warnings about a pattern it still
+// answers come in warnings.
+func TestSearchPatternWarnings(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	got := ts.search(t, "mode=regex&q="+url.QueryEscape("*ERROR"))
+	if got.Total == 0 || len(got.Warnings) == 0 || got.Warnings[0] != "pattern: * at start of expression (at character 1)" {
+		t.Fatalf("total %d, warnings %q", got.Total, got.Warnings)
+	}
+	if got := ts.search(t, "mode=regex&q=ERROR"); len(got.Warnings) != 0 {
+		t.Fatalf("warnings %q", got.Warnings)
+	}
+}
+
 func TestSearchBadRequests(t *testing.T) {
 	fx := newFixture(t)
 	ts := newTestServer(t, fx)
@@ -184,7 +203,13 @@ func TestSearchBadRequests(t *testing.T) {
 		{"missing q", "", 400, pos(0), false},
 		{"unclosed phrase", `q="abc`, 400, pos(0), false},
 		{"unclosed paren", `q=` + url.QueryEscape("error AND (timeout"), 400, pos(10), false},
-		{"bad regex", "mode=regex&q=" + url.QueryEscape("a(b"), 400, pos(0), false},
+		{"bad regex", "mode=regex&q=" + url.QueryEscape("a(b"), 400, pos(1), false},
+		{"bad ere", "mode=ere&q=" + url.QueryEscape("a{}"), 400, pos(1), false},
+		{"bad bre", "mode=bre&q=" + url.QueryEscape(`é\{1`), 400, pos(1), false},
+		{"bad re2", "mode=re2&q=" + url.QueryEscape("a(b"), 400, pos(0), false},
+		{"bad second line", "mode=regex&q=" + url.QueryEscape("ok\n(b"), 400, pos(3), false},
+		{"back-reference", "mode=regex&q=" + url.QueryEscape(`(a)\1`), 400, pos(3), false},
+		{"inline back-reference", "q=" + url.QueryEscape(`x /(a)\1/`), 400, pos(6), false},
 		{"bad inline regex", "q=" + url.QueryEscape("x /a[/"), 400, pos(4), false},
 		{"unknown mode", "q=a&mode=fuzzy", 400, nil, false},
 		{"bad case", "q=a&case=upper", 400, nil, false},

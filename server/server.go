@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,11 @@ type Options struct {
 	// to count the hits after it (DefaultTotalBudget when 0); past it,
 	// "total" is a lower bound until asked for with total=exact.
 	TotalBudget int64
+	// MaxStreams bounds the raw searches and downloads sending at once
+	// (64), MaxStreamsPerClient those of one client address (8); more get
+	// 503 and 429. A slow reader holds one of these, not a search slot.
+	MaxStreams          int
+	MaxStreamsPerClient int
 	// MaxTails bounds the /api/tail streams open at once (64); more get 503.
 	MaxTails int
 	// TailHeartbeat is how often an idle /api/tail stream gets a comment,
@@ -115,6 +121,12 @@ func (o *Options) defaults() {
 	}
 	if o.TotalBudget <= 0 {
 		o.TotalBudget = DefaultTotalBudget
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 64
+	}
+	if o.MaxStreamsPerClient <= 0 {
+		o.MaxStreamsPerClient = 8
 	}
 	if o.MaxTails <= 0 {
 		o.MaxTails = 64
@@ -145,6 +157,7 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	limiter   *limiter
+	streams   *streamBound
 	cache     *cache
 	started   time.Time
 
@@ -161,6 +174,9 @@ type Server struct {
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	trigger  chan struct{}
+	// watchSet wakes the re-index loop when the watch starts or is
+	// replaced, so that it waits on the new one's changes.
+	watchSet chan struct{}
 
 	rawBuffer rawBufferLimits
 
@@ -184,14 +200,20 @@ func New(opt Options) (*Server, error) {
 	if opt.IndexDir == "" {
 		return nil, errors.New("server: no index directory")
 	}
+	if strings.TrimSpace(opt.AuthToken) != opt.AuthToken {
+		// Header values lose their surrounding whitespace: no client could match.
+		return nil, errors.New("server: the auth token begins or ends with whitespace (or is only whitespace)")
+	}
 	opt.defaults()
 	s := &Server{
 		opt:       opt,
 		log:       opt.Logger,
 		limiter:   newLimiter(opt.MaxSearches, opt.MaxQueued, opt.QueueWait),
+		streams:   &streamBound{max: opt.MaxStreams, perClient: opt.MaxStreamsPerClient},
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
 		trigger:   make(chan struct{}, 1),
+		watchSet:  make(chan struct{}, 1),
 		tailFeed:  newTailFeed(),
 		tailStop:  make(chan struct{}),
 		rawBuffer: rawBufferLimits{ranges: rawBufferRanges, files: rawBufferFiles, wait: rawBufferTime},
@@ -225,6 +247,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ErrorLog:          log.New(zerologWriter{s.log}, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey, c)
+		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.loopStop, s.loopDone = cancel, make(chan struct{})

@@ -164,6 +164,10 @@ func (s *Server) reindexLoop(ctx context.Context) {
 			return
 		case <-tick:
 		case <-s.trigger:
+		case <-s.watchSet:
+			// The watch starts with the first snapshot, after this loop
+			// began waiting without it: wait again, on its changes.
+			continue
 		case <-changes:
 			select {
 			case <-time.After(s.opt.LiveDelay):
@@ -298,5 +302,9 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *live.Watch {
 	}
 	s.watch, s.watchKey = w, key
 	s.watching.Store(w)
+	select {
+	case s.watchSet <- struct{}{}:
+	default:
+	}
 	return w
 }

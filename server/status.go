@@ -15,6 +15,7 @@ type Status struct {
 	Index    *IndexStatus          `json:"index,omitempty"`
 	Reindex  ReindexStatus         `json:"reindex"`
 	Searches SearchesStatus        `json:"searches"`
+	Streams  StreamsStatus         `json:"streams"`
 	Warmup   *mmapstore.WarmStatus `json:"warmup"` // null when warm-up is off
 	Watch    WatchStatus           `json:"watch"`
 }
@@ -49,6 +50,13 @@ type ReindexStatus struct {
 	Last      *ReindexRun `json:"last,omitempty"`
 }
 
+// StreamsStatus tells of the bound on raw searches and downloads sending.
+type StreamsStatus struct {
+	Active    int `json:"active"`
+	Max       int `json:"max"`
+	PerClient int `json:"max_per_client"`
+}
+
 // SearchesStatus tells of the search limiter.
 type SearchesStatus struct {
 	Active int `json:"active"`
@@ -61,6 +69,7 @@ func (s *Server) status() Status {
 		Started:  s.started.UTC(),
 		UptimeS:  time.Since(s.started).Seconds(),
 		Searches: SearchesStatus{Active: s.limiter.active(), Max: s.opt.MaxSearches, Queue: s.opt.MaxQueued},
+		Streams:  StreamsStatus{Active: s.streams.active(), Max: s.opt.MaxStreams, PerClient: s.opt.MaxStreamsPerClient},
 		Reindex:  ReindexStatus{IntervalS: s.opt.ReindexEvery.Seconds()},
 	}
 	s.reindex.mu.Lock()

@@ -2,10 +2,14 @@ package server
 
 import (
 	"io"
+	"math"
 	"net/http"
+	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // respWriter is the one wrapper every response goes through: it records
@@ -18,8 +22,11 @@ import (
 // bytes, pushing the write deadline forward before each chunk: the
 // server's WriteTimeout then bounds a stalled client, not a long download.
 type respWriter struct {
-	w   http.ResponseWriter
-	srv *Server
+	w    http.ResponseWriter
+	srv  *Server
+	slot *searchSlot  // the search slot, let go during each write (limits.go)
+	conn syscall.Conn // the connection, when served by Serve: sendfile chunks fit its free space
+	room int64        // free send buffer at the last look, less what was sent since
 
 	status      int
 	wroteHeader bool
@@ -43,8 +50,12 @@ func (w *respWriter) Write(p []byte) (int, error) {
 		w.status, w.wroteHeader = http.StatusOK, true
 	}
 	w.extendDeadline()
+	w.slot.pause()
 	n, err := w.w.Write(p)
 	w.bytes += int64(n)
+	if rerr := w.slot.resume(); err == nil {
+		err = rerr
+	}
 	return n, err
 }
 
@@ -54,7 +65,9 @@ func (w *respWriter) Flush() {
 	}
 	w.flushed = true
 	if f, ok := w.w.(http.Flusher); ok {
+		w.slot.pause()
 		f.Flush()
+		w.slot.resume() // an error (client gone) is met again at the next write
 	}
 }
 
@@ -107,18 +120,43 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 	}
 	var total int64
 	size := w.srv.opt.SendfileChunk
+	pos := int64(-1) // f's offset, once asked
 	for remaining != 0 {
 		chunk := size
 		if remaining > 0 && remaining < chunk {
 			chunk = remaining
 		}
 		w.extendDeadline()
+		if chunk > w.room {
+			// Measured again only when past what was free at the last
+			// look: small ranges (raw searches) do not pay a syscall each.
+			room, err := w.sendRoom()
+			if err != nil {
+				return total, err
+			}
+			w.room = room
+			chunk = min(chunk, room)
+		}
+		var held int64
+		var err error
+		if pos, held, err = fileExtent(f, pos, pos); err != nil {
+			return total, err
+		}
+		chunk = min(chunk, held)
+		if chunk == 0 { // the file shrank (or has a hole here): stop short
+			break
+		}
 		start := time.Now()
+		w.slot.pause()
 		n, err := rf.ReadFrom(&io.LimitedReader{R: f, N: chunk})
+		if rerr := w.slot.resume(); err == nil {
+			err = rerr
+		}
 		size = nextChunk(size, n, time.Since(start), w.srv.opt.SendfileChunk, w.srv.opt.WriteTimeout)
 		total += n
 		w.bytes += n
 		w.fileBytes += n
+		w.room -= n
 		w.srv.metrics.sendfileBytes.Add(uint64(max(n, 0)))
 		w.srv.metrics.sendfileCalls.Inc()
 		if remaining > 0 {
@@ -128,11 +166,103 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		if err != nil {
 			return total, err
 		}
+		if chunk > spliceAtOnce {
+			// sendfile read this chunk in rounds, waiting on the client
+			// between them: a truncation meanwhile may have let zeros
+			// through. End here, so the response is cut short and the
+			// connection closed.
+			if _, after, err := fileExtent(f, pos, pos+n); err != nil || after < n {
+				return total, errShrunk
+			}
+		}
+		pos += n
 		if n < chunk { // end of file (it may have shrunk): nothing more to send
 			break
 		}
 	}
 	return total, nil
+}
+
+// spliceAtOnce: a sendfile call bigger than this (a pipe's 16 pages) is
+// checked again afterwards, for a truncation while it went on.
+const spliceAtOnce = 64 << 10
+
+// sendRoom waits until the connection's send buffer has room and returns
+// how much. A sendfile call no bigger than that does not block, so it
+// reads the file right after fileExtent looked at it: when a client reads
+// slowly, one call blocked on a full buffer would otherwise go on reading
+// for as long as the client takes, past a truncation that happens
+// meanwhile (and send the zeros of the hole left behind). The wait polls:
+// the poller's writability is edge-triggered and no edge comes for a
+// buffer nothing was written to while full. Without the connection (a
+// test's handler) there is no bound.
+func (w *respWriter) sendRoom() (int64, error) {
+	if w.conn == nil {
+		return math.MaxInt64, nil
+	}
+	rc, err := w.conn.SyscallConn()
+	if err != nil {
+		return math.MaxInt64, nil
+	}
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		room, enough := int64(math.MaxInt64), true
+		rc.Control(func(fd uintptr) {
+			size, err1 := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+			queued, err2 := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+			if err1 != nil || err2 != nil {
+				return // unknown: no bound
+			}
+			// The kernel doubles SO_SNDBUF for its bookkeeping: half of
+			// it is payload. Wait while less than an eighth is free.
+			room = int64(size/2 - queued)
+			enough = room >= int64(size/8)
+		})
+		if enough {
+			return max(room, 1), nil
+		}
+		if !w.deadlineAt.IsZero() && time.Now().After(w.deadlineAt) {
+			return 0, os.ErrDeadlineExceeded
+		}
+		time.Sleep(wait)
+	}
+}
+
+// fileExtent returns how many bytes from offset from the file holds: up
+// to its end or its next hole, which SEEK_HOLE finds (the end counts as
+// one); f's offset is left at at. A log has no hole unless it was
+// truncated and then written past its new end (copytruncate with a writer
+// that keeps its offset); a hole reads as NULs the log never held, and
+// sendfile would send them. Where SEEK_HOLE is not supported it answers
+// with the file's size. A negative from asks f's offset first (and at is
+// then that offset); it is returned.
+func fileExtent(f fileSource, from, at int64) (_, held int64, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return from, 0, err
+	}
+	cerr := rc.Control(func(fd uintptr) {
+		if from < 0 {
+			if from, err = unix.Seek(int(fd), 0, io.SeekCurrent); err != nil {
+				return
+			}
+			at = from
+		}
+		hole, herr := unix.Seek(int(fd), from, unix.SEEK_HOLE)
+		switch {
+		case herr == unix.ENXIO: // at or past the end
+			hole = from
+		case herr != nil:
+			err = herr
+			return
+		}
+		if _, err = unix.Seek(int(fd), at, io.SeekStart); err == nil {
+			held = max(hole-from, 0)
+		}
+	})
+	if err == nil {
+		err = cerr
+	}
+	return from, held, err
 }
 
 // maxSendfileChunk caps the adaptive chunk: a client measured fast must

@@ -51,7 +51,8 @@ func testTotal(t *testing.T, browser context.Context) {
 		tb.search(q)
 		tb.wait("at least", fmt.Sprintf(`logdex.results.state === 'done' && document.querySelector('#summary').textContent.startsWith(%s)`,
 			jsString(fmt.Sprintf("at least %s match", fmtInt(bounded.Total)))))
-		tb.click(`#summary .count-all`)
+		// The summary is rebuilt on every render: click it where it is.
+		tb.wait("count all clicked", `(() => { const b = document.querySelector('#summary .count-all'); b?.click(); return Boolean(b); })()`)
 		tb.waitResults(q, exact.Total)
 		var left int
 		tb.eval(`document.querySelectorAll('#summary .count-all').length`, &left)

@@ -18,7 +18,8 @@
 // reported loudly and makes the exit status 3.
 //
 // Sections (--only): index, query, server (per corpus), scaling, warmup,
-// time and compressed (loggen profile only). A section whose
+// time and compressed (loggen profile only); live (highcard lines appended
+// while searching, see live.go) only when named. A section whose
 // prerequisites are missing (no index yet, no `logdex serve`) is skipped
 // with a note. The report is Markdown on stdout (and --out FILE, where it
 // replaces the part between the markers, see writeOut) and JSON (--json
@@ -60,10 +61,18 @@ type config struct {
 	warmupMB      int64
 	inprocMin     time.Duration
 	timeout       time.Duration
+	liveMBps      float64  // live section: append rate,
+	liveSeconds   float64  // its duration,
+	liveFiles     int      // files appended to,
+	liveQPS       float64  // searches a second meanwhile
 	args          []string // as given, for the reproduce line
 }
 
 var sections = []string{"index", "query", "scaling", "server", "warmup", "time", "compressed"}
+
+// optInSections run only when --only names them: the live section is a
+// minute of sustained load.
+var optInSections = []string{"live"}
 
 var sectionAlias = map[string]string{
 	"index": "index", "indexing": "index",
@@ -72,6 +81,7 @@ var sectionAlias = map[string]string{
 	"server": "server", "serve": "server",
 	"warmup": "warmup", "warm-up": "warmup", "startup": "warmup",
 	"time": "time", "compressed": "compressed",
+	"live": "live",
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -83,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.seed, "seed", 1, "corpus generator seed")
 	fs.IntVar(&c.runs, "runs", 5, "timed runs per figure (medians of these)")
 	fs.IntVar(&c.indexRuns, "index-runs", 3, "timed indexing runs")
-	only := fs.String("only", strings.Join(sections, ","), "comma-separated sections: "+strings.Join(sections, ","))
+	only := fs.String("only", strings.Join(sections, ","), "comma-separated sections: "+strings.Join(sections, ",")+"; and, only when named, "+strings.Join(optInSections, ","))
 	scale := fs.String("scale-mb", "", "corpus sizes in MiB for the scaling section (default: MB/4,MB, i.e. 256,1024)")
 	fs.StringVar(&c.out, "out", "", "also write the Markdown report to `FILE`")
 	fs.StringVar(&c.jsonOut, "json", "", "write the results as JSON to `FILE`")
@@ -96,6 +106,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.warmupMB, "warmup-mb", 4096, "corpus size in MiB for the warm-up section (small indexes page in within milliseconds)")
 	fs.DurationVar(&c.inprocMin, "inproc-min", 300*time.Millisecond, "in-process: iterate at least this long per round")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "limit for any one child process")
+	fs.Float64Var(&c.liveMBps, "live-mbps", 5, "live section: MB/s appended")
+	fs.Float64Var(&c.liveSeconds, "live-seconds", 60, "live section: seconds of appending")
+	fs.IntVar(&c.liveFiles, "live-files", 20, "live section: files appended to")
+	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index); 0: none, to see indexing alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -133,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		name, ok := sectionAlias[s]
 		if !ok {
-			return nil, fmt.Errorf("--only: unknown section %q (want %s)", s, strings.Join(sections, ","))
+			return nil, fmt.Errorf("--only: unknown section %q (want %s)", s, strings.Join(append(sections, optInSections...), ","))
 		}
 		c.only[name] = true
 	}
@@ -149,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.mb <= 0 || c.runs < 1 || c.indexRuns < 1 {
 		return nil, errors.New("--mb, --runs and --index-runs must be positive")
+	}
+	if c.liveMBps <= 0 || c.liveSeconds <= 0 || c.liveFiles < 1 || c.liveQPS < 0 {
+		return nil, errors.New("--live-mbps, --live-seconds and --live-files must be positive, --live-qps not negative")
 	}
 	if c.indexDir != "" && c.corpusDir == "" {
 		return nil, errors.New("--index needs --corpus (the tree it indexes)")
@@ -170,6 +187,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	return c, nil
+}
+
+// onlyOptIn tells whether only opt-in sections run: their report goes to
+// a generated part of its own.
+func (c *config) onlyOptIn() bool {
+	for _, s := range sections {
+		if c.only[s] {
+			return false
+		}
+	}
+	return len(c.only) > 0
 }
 
 // bench is one session: its configuration, the binary and the report.
@@ -221,7 +249,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	md := b.rep.Markdown()
 	fmt.Fprint(stdout, md)
 	if cfg.out != "" {
-		if err := writeOut(cfg.out, md); err != nil {
+		write := writeOut
+		if cfg.onlyOptIn() {
+			write = func(path, md string) error {
+				return writeOutPart(path, md, liveBeginMarker, liveEndMarker, endMarker)
+			}
+		}
+		if err := write(cfg.out, md); err != nil {
 			fmt.Fprintln(stderr, "logdex-bench:", err)
 			return 1
 		}
@@ -309,6 +343,11 @@ func (b *bench) all() error {
 	}
 	if cfg.only["compressed"] {
 		if err := b.compressedSection(); err != nil {
+			return err
+		}
+	}
+	if cfg.only["live"] {
+		if err := b.live(); err != nil {
 			return err
 		}
 	}

@@ -286,6 +286,59 @@ func TestWriteOut(t *testing.T) {
 	}
 }
 
+// TestLiveSection runs the live section briefly against the real binary:
+// every probe line arrives on the tail, every line is indexed, both
+// search phases ran, and the report shows it.
+func TestLiveSection(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	js := filepath.Join(dir, "bench.json")
+	code := run(context.Background(), []string{"--only", "live", "--mb", "8", "--live-seconds", "2", "--live-mbps", "1", "--live-files", "4",
+		"--live-qps", "10", "--cache-dir", dir, "--json", js}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(readString(js)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Live
+	if l == nil || l.Probes == 0 || l.ProbesSeen != l.Probes || l.Indexed != l.Lines+4 || l.Loaded.N == 0 || l.Static.N == 0 || len(l.Samples) < 3 {
+		t.Fatalf("incomplete live result: %s", readString(js))
+	}
+	for _, want := range []string{"### Live indexing under load", "| index lag p50 / p99 / max |", "| serve RSS start / max / end |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestWriteOutLive checks that a live-only report gets its own generated
+// part after the main one, and replaces it later, leaving the rest alone.
+func TestWriteOutLive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.md")
+	main := beginMarker + "\nmain\n" + endMarker + "\n"
+	live := func(md string) string { return liveBeginMarker + "\n" + md + liveEndMarker + "\n" }
+	os.WriteFile(path, []byte("# T\n"+main+"\n## Hand-written\n"), 0o644)
+	for _, md := range []string{"live 1\n", "live 2\n"} {
+		if err := writeOutPart(path, md, liveBeginMarker, liveEndMarker, endMarker); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readString(path), "# T\n"+main+"\n"+live(md)+"\n## Hand-written\n"; got != want {
+			t.Fatalf("file:\n%s\nwant:\n%s", got, want)
+		}
+	}
+	if err := writeOut(path, "main 2\n"); err != nil || !strings.Contains(readString(path), live("live 2\n")) {
+		t.Fatalf("the main part's update lost the live part (%v):\n%s", err, readString(path))
+	}
+}
+
+func readString(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
 func TestGeomean(t *testing.T) {
 	for _, tc := range []struct {
 		xs   []float64

@@ -17,6 +17,7 @@ type Report struct {
 	Warmup     *WarmupResult     `json:"warmup,omitempty"`     // loggen profile
 	Time       *TimeResult       `json:"time,omitempty"`       // loggen profile
 	Compressed *CompressedResult `json:"compressed,omitempty"` // loggen profile
+	Live       *LiveResult       `json:"live,omitempty"`
 	Mismatches []string          `json:"mismatches"`
 	Notes      []string          `json:"notes,omitempty"`
 	Elapsed    string            `json:"elapsed"`
@@ -39,11 +40,25 @@ const (
 	endMarker   = "<!-- logdex-bench: end of the generated part -->"
 )
 
+// A run of the live section alone (a minute of load, run apart from the
+// others) has its own generated part, after the main one.
+const (
+	liveBeginMarker = "<!-- logdex-bench --only live: generated from here to the end marker; edit nothing in between -->"
+	liveEndMarker   = "<!-- logdex-bench --only live: end of the generated part -->"
+)
+
 // writeOut writes the report md into path: a new file is the report
 // between the markers; an existing one has the part between its markers
 // replaced, and is left alone, with an error, if it has none.
 func writeOut(path, md string) error {
-	gen := beginMarker + "\n" + md + endMarker + "\n"
+	return writeOutPart(path, md, beginMarker, endMarker, "")
+}
+
+// writeOutPart is writeOut between the markers begin and end; a file
+// without them gets the part inserted after the line after, when given
+// and present.
+func writeOutPart(path, md, begin, end, after string) error {
+	gen := begin + "\n" + md + end + "\n"
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return os.WriteFile(path, []byte(gen), 0o644)
@@ -52,11 +67,17 @@ func writeOut(path, md string) error {
 		return err
 	}
 	s := string(old)
-	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
-	if i < 0 || j < i {
-		return fmt.Errorf("%s has no generated part (a line %q, later a line %q): not overwritten", path, beginMarker, endMarker)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 && j < 0 && after != "" {
+		if k := strings.Index(s, after+"\n"); k >= 0 {
+			k += len(after) + 1
+			return os.WriteFile(path, []byte(s[:k]+"\n"+gen+s[k:]), 0o644)
+		}
 	}
-	rest := strings.TrimPrefix(s[j+len(endMarker):], "\n")
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no generated part (a line %q, later a line %q): not overwritten", path, begin, end)
+	}
+	rest := strings.TrimPrefix(s[j+len(end):], "\n")
 	return os.WriteFile(path, []byte(s[:i]+gen+rest), 0o644)
 }
 
@@ -90,8 +111,12 @@ func (r *Report) Markdown() string {
 		p("Page cache warm: files read once, and one untimed warm-up run of every command before the timed runs. " +
 			"Each section runs on every corpus in turn.  \n")
 	}
-	p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
-		"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
+	if len(r.Corpora) > 0 || r.Scaling != nil || r.Warmup != nil {
+		p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
+			"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
+	} else {
+		p("\n")
+	}
 	if len(r.Mismatches) > 0 {
 		p("**COUNT MISMATCHES OR FAILURES (%d) — logdex, rg and grep disagree:**\n\n", len(r.Mismatches))
 		for _, s := range r.Mismatches {
@@ -111,6 +136,7 @@ func (r *Report) Markdown() string {
 	r.mdWarmup(p)
 	r.mdTime(p)
 	r.mdCompressed(p)
+	r.mdLive(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")
 		for _, n := range r.Notes {

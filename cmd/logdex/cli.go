@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +42,9 @@ type env struct {
 	// release: unmapping a segment costs ~19 µs there (each munmap of a
 	// multi-threaded process interrupts the other CPUs), ~7 µs at exit.
 	exitsAfter bool
+	// update runs the indexer (nil: indexer.Update); tests inject
+	// failures such as a full disk through it.
+	update func(context.Context, indexer.Options) (*indexer.Result, error)
 }
 
 // tzFlag is --tz: a zone name (IANA, e.g. Europe/Berlin, or UTC, Local).
@@ -167,9 +171,13 @@ func summary(res *indexer.Result) string {
 	if res.Unreadable > 0 {
 		unreadable = fmt.Sprintf(", %d unreadable", res.Unreadable)
 	}
-	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped%s), %d lines, %s in %s (%.0f MB/s); index %s = %.1f%% of %s raw",
+	merged := ""
+	if res.Merged > 0 {
+		merged = fmt.Sprintf(", %d segments merged", res.Merged)
+	}
+	return fmt.Sprintf("indexed %d files (%d new, %d appended, %d renamed, %d re-indexed, %d deleted, %d skipped%s), %d lines, %s in %s (%.0f MB/s%s); index %s in %d segments = %.1f%% of %s raw",
 		res.Files, res.New, res.Appended, res.Renamed, res.Reindexed, res.Deleted, res.Skipped, unreadable, res.Lines, mb(res.Bytes),
-		res.Duration.Round(time.Millisecond), rate, mb(res.IndexBytes), pct, mb(res.RawBytes))
+		res.Duration.Round(time.Millisecond), rate, merged, mb(res.IndexBytes), res.Segments, pct, mb(res.RawBytes))
 }
 
 // interspersed parses fs from args allowing flags after positional

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/rs/zerolog"
@@ -57,6 +58,7 @@ func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBy
 
 func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress bool, level zerolog.Level) (*indexer.Result, error) {
 	opt.Logger = newLogger(e.stderr, level)
+	opt.MergesWritten = mergePause(opt.Logger)
 	if opt.Location == nil {
 		opt.Location = e.tz
 	}
@@ -64,9 +66,28 @@ func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress 
 	if term {
 		opt.Progress = progressPrinter(e.stderr)
 	}
-	res, err := indexer.Update(ctx, opt)
+	update := e.update
+	if update == nil {
+		update = indexer.Update
+	}
+	res, err := update(ctx, opt)
 	if term && res != nil && res.Bytes > 0 {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	return res, err
+}
+
+// mergePause reads the undocumented LOGDEX_DEBUG_MERGE_PAUSE=DURATION: after
+// a run's merges are written, say so (a warning, so that it shows at every
+// log level and is written at once) and wait that long before publishing,
+// so that the SIGKILL test can kill the process in the middle of a merge.
+func mergePause(log zerolog.Logger) func(int) {
+	d, err := time.ParseDuration(os.Getenv("LOGDEX_DEBUG_MERGE_PAUSE"))
+	if err != nil || d <= 0 {
+		return nil
+	}
+	return func(merged int) {
+		log.Warn().Int("merged", merged).Dur("pause", d).Msg("merges written, pausing before publishing (LOGDEX_DEBUG_MERGE_PAUSE)")
+		time.Sleep(d)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,24 +29,32 @@ const searchUsage = `Usage: logdex search [flags] QUERY [PATH...]
 Prints matching lines as grep -rn does (PATH:LINE:TEXT, sorted by path and
 line). Exit status: 0 if a line matched, 1 if none, 2 on error.
 
-QUERY is the query language unless -F or -E is given:
+QUERY is the query language unless -F, -E, -G or --re2 is given:
   error                 lines with the word (case-insensitive)
   "connection reset"    the words adjacent, in this order
   timeout AND db        both (AND may be omitted); OR, NOT, -word, ( )
   conn*                 a word starting with conn
   'rhost=10.0.'         the literal text (case-insensitive in this mode)
-  /blk_-?[0-9]+/        a regular expression (RE2 syntax)
+  /blk_-?[0-9]+/        a regular expression, read as grep -E reads it
+
+-F, -E and -G read patterns as grep does (C locale): fixed strings, POSIX
+extended and basic regular expressions with GNU's \w \W \s \S \b \B \< \>.
+Back-references (\1) are refused: the index cannot answer them. --re2 reads
+them as Go regular expressions (RE2 syntax: \d, (?i), lazy +?, ...). As in
+grep, each line of a pattern is a pattern of its own. Unlike grep, whose
+default is -G, a QUERY without these flags is the query language.
 
 Flags:
 `
 
 type searchFlags struct {
-	fixed, extended, fold, caseSensitive, count, noUpdate, stats bool
-	patterns                                                     stringsFlag
-	before, after, context, limit                                int
-	index                                                        string
-	since, until, sort                                           string
-	reverse, timedOnly, follow                                   bool
+	fixed, extended, basic, re2, fold, caseSensitive, count bool
+	noUpdate, stats                                         bool
+	patterns                                                stringsFlag
+	before, after, context, limit                           int
+	index                                                   string
+	since, until, sort                                      string
+	reverse, timedOnly, follow                              bool
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -53,8 +62,10 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&sf.fixed, "F", false, "QUERY is a literal string (grep -F)")
-	fs.BoolVar(&sf.extended, "E", false, "QUERY is a regular expression, RE2 syntax (grep -E)")
-	fs.BoolVar(&sf.fold, "i", false, "ignore case of ASCII letters in -F and -E patterns")
+	fs.BoolVar(&sf.extended, "E", false, "QUERY is a POSIX extended regular expression, as grep -E reads it")
+	fs.BoolVar(&sf.basic, "G", false, "QUERY is a POSIX basic regular expression, as grep -G (grep's default) reads it")
+	fs.BoolVar(&sf.re2, "re2", false, "QUERY is a regular expression in Go's RE2 syntax (alone or with -E)")
+	fs.BoolVar(&sf.fold, "i", false, "ignore case of ASCII letters in -F, -E and -G patterns (all letters with --re2)")
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
@@ -78,6 +89,30 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// mode is the pattern syntax the flags ask for; ok is false when they
+// conflict (grep refuses -F with -E, -E with -G, ...).
+func (sf *searchFlags) mode() (m lang.Mode, ok bool) {
+	n := 0
+	for _, f := range []bool{sf.fixed, sf.extended || sf.re2, sf.basic} {
+		if f {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return 0, false
+	case sf.fixed:
+		return lang.ModeLiteral, true
+	case sf.re2:
+		return lang.ModeRE2, true
+	case sf.extended:
+		return lang.ModeRegex, true
+	case sf.basic:
+		return lang.ModeBRE, true
+	}
+	return lang.ModeQuery, true
+}
+
 func (e *env) search(args []string) int {
 	var sf searchFlags
 	fs := sf.flagSet(e.stderr)
@@ -93,8 +128,9 @@ func (e *env) search(args []string) int {
 		}
 		sf.patterns, pos = stringsFlag{pos[0]}, pos[1:]
 	}
-	if sf.fixed && sf.extended {
-		fmt.Fprintln(e.stderr, "logdex: -F and -E are exclusive")
+	mode, ok := sf.mode()
+	if !ok {
+		fmt.Fprintln(e.stderr, "logdex: conflicting matchers specified (-F, -E, -G and --re2 exclude each other, except -E --re2)")
 		return 2
 	}
 	if sf.before < 0 || sf.after < 0 || sf.context < 0 {
@@ -128,20 +164,21 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
 		return 2
 	}
-	mode, fold := lang.ModeQuery, !sf.caseSensitive
-	if sf.fixed {
-		mode, fold = lang.ModeLiteral, sf.fold
-	} else if sf.extended {
-		mode, fold = lang.ModeRegex, sf.fold
+	fold := sf.fold
+	if mode == lang.ModeQuery {
+		fold = !sf.caseSensitive
 	}
 	q, err := query.Compile(sf.patterns, mode, fold)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
 		var pe *lang.ParseError
-		if errors.As(err, &pe) && len(sf.patterns) == 1 {
-			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[0], pe.Pos, "")
+		if errors.As(err, &pe) && pe.Pattern < len(sf.patterns) && !strings.Contains(sf.patterns[pe.Pattern], "\n") {
+			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[pe.Pattern], pe.Pos, "")
 		}
 		return 2
+	}
+	for _, w := range q.Warnings() {
+		fmt.Fprintln(e.stderr, "logdex: warning:", w.Msg) // as grep words it
 	}
 
 	// No signal handler while reading: like grep, a search dies of
@@ -307,7 +344,13 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 	if ix == nil {
 		if !noUpdate || roots == nil {
 			if err := e.updateInterruptibly(dir, build, true); err != nil {
-				return nil, err
+				if roots == nil || errors.Is(err, context.Canceled) {
+					return nil, err
+				}
+				// An index that cannot be written (disk full, read-only,
+				// permissions) still answers: the searcher reads what
+				// changed since it was built from the files themselves.
+				fmt.Fprintf(e.stderr, "logdex: warning: the index could not be updated (%v); searching it as it is (files added since are not searched; changed ones are read from the logs)\n", err)
 			}
 		}
 		ix, err = mmapstore.Open(dir)

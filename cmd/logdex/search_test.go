@@ -192,7 +192,7 @@ func TestSearchErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"search", "-E", "a(b", "logs"}, "missing closing )"},
+		{[]string{"search", "-E", "a(b", "logs"}, `Unmatched ( or \(`},
 		{[]string{"search", "(error", "logs"}, "unclosed ("},
 		{[]string{"search", "error AND", "logs"}, "AND needs a right-hand side"},
 		{[]string{"search", "-F", "x", "no-such-dir"}, "no-such-dir"},

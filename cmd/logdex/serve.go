@@ -43,6 +43,7 @@ type serveFlags struct {
 	liveDelay                                time.Duration
 	shutdownTimeout, queueWait               time.Duration
 	maxSearches, maxQueued                   int
+	maxStreams, maxStreamsPerClient          int
 	segMB                                    int64
 	quiet, noWatch                           bool
 	warmup                                   string
@@ -65,6 +66,8 @@ func (e *env) serve(args []string) int {
 	fs.DurationVar(&sf.shutdownTimeout, "shutdown-timeout", 30*time.Second, "longest wait for in-flight requests on shutdown")
 	fs.DurationVar(&sf.queueWait, "queue-wait", time.Second, "longest a search waits for a slot before 503")
 	fs.IntVar(&sf.maxSearches, "max-searches", 2*runtime.GOMAXPROCS(0), "searches running at once")
+	fs.IntVar(&sf.maxStreams, "max-streams", 64, "raw searches and downloads sending at once; more get 503")
+	fs.IntVar(&sf.maxStreamsPerClient, "max-streams-per-client", 8, "raw searches and downloads one client address may have sending; more get 429")
 	fs.IntVar(&sf.maxQueued, "max-queued", 128*runtime.GOMAXPROCS(0), "searches waiting for a slot; more get 503 at once")
 	fs.Int64Var(&sf.segMB, "segment-mb", indexer.DefaultSegmentBytes>>20, "raw MiB of logs per segment")
 	fs.BoolVar(&sf.quiet, "q", false, "no indexing progress line")
@@ -92,11 +95,31 @@ func (e *env) serve(args []string) int {
 	return e.runServe(ctx, &sf, paths, hup)
 }
 
+// checkToken refuses a token no client could send: HTTP clients and
+// servers strip the whitespace around a header value, so a token that is
+// only whitespace, or begins or ends with it, never matches.
+func checkToken(tok string) error {
+	switch {
+	case tok == "":
+		return nil
+	case strings.TrimSpace(tok) == "":
+		return errors.New("--auth-token (or LOGDEX_TOKEN) is only whitespace: no client could send it")
+	case strings.TrimSpace(tok) != tok:
+		return errors.New("--auth-token (or LOGDEX_TOKEN) begins or ends with whitespace, which HTTP strips: no client could send it")
+	case strings.ContainsAny(tok, "\r\n\x00"):
+		return errors.New("--auth-token (or LOGDEX_TOKEN) holds a line break or NUL, which no HTTP header can carry")
+	}
+	return nil
+}
+
 // runServe serves until ctx ends (signals, or a test).
 func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup <-chan os.Signal) int {
 	fail := func(err error) int { fmt.Fprintln(e.stderr, "logdex:", err); return 2 }
 	if sf.token == "" {
 		sf.token = os.Getenv("LOGDEX_TOKEN")
+	}
+	if err := checkToken(sf.token); err != nil {
+		return fail(err)
 	}
 	if !isLoopback(sf.addr) && sf.token == "" {
 		return fail(fmt.Errorf("listening on %s (not loopback) requires --auth-token or LOGDEX_TOKEN", sf.addr))
@@ -148,6 +171,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		Warmup:   &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
 		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
+		MaxStreams: sf.maxStreams, MaxStreamsPerClient: sf.maxStreamsPerClient,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
 		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay,
 	}

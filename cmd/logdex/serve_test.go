@@ -367,6 +367,33 @@ func TestServeBindRequiresToken(t *testing.T) {
 	}
 }
 
+// TestServeRefusesUnusableToken: a token no HTTP client can send (header
+// values lose surrounding whitespace) is refused before anything starts.
+func TestServeRefusesUnusableToken(t *testing.T) {
+	dir := t.TempDir()
+	logs := copyFixtures(t, dir)
+	for _, tc := range []struct{ flag, env, want string }{
+		{"   ", "", "only whitespace"},
+		{"", "\t", "only whitespace"},
+		{" secret", "", "begins or ends with whitespace"},
+		{"sec\nret", "", "line break"},
+	} {
+		var stdout, stderr bytes.Buffer
+		t.Setenv("LOGDEX_TOKEN", tc.env)
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--index", filepath.Join(dir, "idx")}
+		if tc.flag != "" {
+			args = append(args, "--auth-token", tc.flag)
+		}
+		code := run(append(args, logs), nil, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Fatalf("token %q/%q: exit %d: %s", tc.flag, tc.env, code, stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "idx")); err == nil {
+			t.Fatal("indexed before refusing")
+		}
+	}
+}
+
 func TestIsLoopback(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:7070": true, "127.1.2.3:80": true, "[::1]:7070": true, "localhost:7070": true,

@@ -128,6 +128,7 @@ func printStatus(w io.Writer, base string, st *server.Status) {
 		}
 	}
 	fmt.Fprintf(w, "searches: %d running, at most %d (+%d queued)\n", st.Searches.Active, st.Searches.Max, st.Searches.Queue)
+	fmt.Fprintf(w, "streams: %d sending, at most %d (%d per client)\n", st.Streams.Active, st.Streams.Max, st.Streams.PerClient)
 	if st.Watch.Active {
 		fmt.Fprintln(w, "watch:    inotify on the log directories; unchanged files cost searches nothing")
 	} else if st.Watch.Error != "" {

@@ -1,12 +1,15 @@
 // Package lang owns the query language: the syntax tree of a query (words,
 // phrases, prefixes, literals, regular expressions and their boolean
 // combinations), the modes a query text is read in (the query language,
-// grep -F literals, grep -E regexes) and the parser with its positioned
-// errors. Evaluating a tree is package query's job.
+// grep -F literals, grep -E and grep -G regexes, Go's RE2 syntax), the
+// parser with its positioned errors, and the one translation of a regex
+// into the Go expression that query matches and plans with. Evaluating a
+// tree is package query's job.
 package lang
 
 import (
 	"fmt"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -51,11 +54,17 @@ type (
 		Text []byte
 		Fold bool
 	}
-	// Regex matches lines matching the RE2 expression (grep -E semantics
-	// per line, Go syntax).
+	// Regex matches lines matching Expr, read in Syntax (matched per
+	// line, as grep). Build one with NewRegex, which translates it.
 	Regex struct {
-		Expr string
-		Fold bool
+		Expr   string // as written
+		Syntax Syntax
+		Fold   bool // ASCII letters in ERE and BRE (grep -i, C locale); Unicode folding in RE2
+		// Go is Expr as an equivalent Go regexp (RE2 syntax, Perl flags,
+		// case folding written in) and Tree its parsed form: translated
+		// once, when the query is parsed, for the matcher and the planner.
+		Go   string
+		Tree *syntax.Regexp
 	}
 	// All matches every line.
 	All struct{}
@@ -82,10 +91,14 @@ func (n *Literal) String() string {
 	return fmt.Sprintf("'%s'", n.Text)
 }
 func (n *Regex) String() string {
-	if n.Fold {
-		return "/" + n.Expr + "/i"
+	s := "/" + n.Expr + "/"
+	if n.Syntax != SyntaxERE {
+		s = strings.ToLower(n.Syntax.String()) + s
 	}
-	return "/" + n.Expr + "/"
+	if n.Fold {
+		s += "i"
+	}
+	return s
 }
 func (n *All) String() string { return "*ALL*" }
 

@@ -1,9 +1,7 @@
 package lang
 
 import (
-	"errors"
 	"fmt"
-	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -11,10 +9,15 @@ import (
 )
 
 // ParseError is a malformed query: what is wrong and where (a 0-based
-// character offset into the query text).
+// character offset into the query text; with several patterns, into the
+// one numbered Pattern).
 type ParseError struct {
-	Msg string
-	Pos int
+	Msg     string
+	Pattern int
+	Pos     int
+	// rank orders the errors of several patterns as grep reports them
+	// (see grepRank).
+	rank int
 }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s (at character %d)", e.Msg, e.Pos+1) }
@@ -24,21 +27,31 @@ type Mode int
 
 const (
 	ModeQuery   Mode = iota // the query language (words, phrases, booleans, 'literal', /regex/)
-	ModeLiteral             // the text is one byte string (grep -F)
-	ModeRegex               // the text is one RE2 expression (grep -E)
+	ModeLiteral             // the text is a byte string (grep -F)
+	ModeRegex               // the text is a POSIX extended regex, as grep -E reads it
+	ModeBRE                 // the text is a POSIX basic regex, as grep -G (grep's default) reads it
+	ModeRE2                 // the text is a Go regexp (RE2 syntax)
 )
 
-// ParseMode reads a mode name as the API spells it.
+// ModeERE is ModeRegex under its syntax's name.
+const ModeERE = ModeRegex
+
+// ParseMode reads a mode name as the API spells it; "regex" and "ere"
+// both name grep -E's syntax.
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "", "query":
 		return ModeQuery, nil
 	case "literal":
 		return ModeLiteral, nil
-	case "regex":
+	case "regex", "ere":
 		return ModeRegex, nil
+	case "bre":
+		return ModeBRE, nil
+	case "re2":
+		return ModeRE2, nil
 	}
-	return 0, fmt.Errorf("unknown mode %q (want query, literal or regex)", s)
+	return 0, fmt.Errorf("unknown mode %q (want query, literal, regex (or ere), bre or re2)", s)
 }
 
 func (m Mode) String() string {
@@ -47,63 +60,72 @@ func (m Mode) String() string {
 		return "literal"
 	case ModeRegex:
 		return "regex"
+	case ModeBRE:
+		return "bre"
+	case ModeRE2:
+		return "re2"
 	}
 	return "query"
 }
 
+// regexSyntax is the syntax of a regex mode's patterns.
+func (m Mode) regexSyntax() (Syntax, bool) {
+	switch m {
+	case ModeRegex:
+		return SyntaxERE, true
+	case ModeBRE:
+		return SyntaxBRE, true
+	case ModeRE2:
+		return SyntaxRE2, true
+	}
+	return 0, false
+}
+
 // Parse builds the tree for patterns in mode. Several patterns (grep's
-// repeated -e) match a line when any does. fold asks for case-insensitive
-// literals and regexes; words are always case-insensitive.
+// repeated -e) match a line when any does; in the literal and regex
+// modes, as in grep, each line of a pattern is a pattern of its own.
+// fold asks for case-insensitive literals and regexes; words are always
+// case-insensitive.
 func Parse(patterns []string, mode Mode, fold bool) (Node, error) {
+	n, _, err := ParseWarn(patterns, mode, fold)
+	return n, err
+}
+
+// ParseWarn is Parse that also returns the warnings grep prints for the
+// patterns.
+func ParseWarn(patterns []string, mode Mode, fold bool) (Node, []Warning, error) {
 	if len(patterns) == 0 {
-		return nil, &ParseError{Msg: "empty query", Pos: 0}
+		return nil, nil, &ParseError{Msg: "empty query", Pos: 0}
+	}
+	if syn, ok := mode.regexSyntax(); ok {
+		return regexPatterns(patterns, syn, fold)
 	}
 	var kids []Node
-	for _, p := range patterns {
-		var n Node
-		var err error
-		switch mode {
-		case ModeLiteral:
-			n = &Literal{Text: []byte(p), Fold: fold}
-		case ModeRegex:
-			n, err = newRegex(p, fold, 0, p)
-		default:
-			n, err = parseQuery(p, fold)
+	var warnings []Warning
+	for i, p := range patterns {
+		if mode == ModeLiteral {
+			for _, line := range strings.Split(p, "\n") {
+				kids = append(kids, &Literal{Text: []byte(line), Fold: fold})
+			}
+			continue
 		}
+		n, ws, err := parseQuery(p, fold)
 		if err != nil {
-			return nil, err
+			if pe, ok := err.(*ParseError); ok {
+				pe.Pattern = i
+			}
+			return nil, nil, err
+		}
+		for _, w := range ws {
+			w.Pattern = i
+			warnings = append(warnings, w)
 		}
 		kids = append(kids, n)
 	}
 	if len(kids) == 1 {
-		return kids[0], nil
+		return kids[0], warnings, nil
 	}
-	return &Or{Kids: kids}, nil
-}
-
-// newRegex validates expr (at byte offset off of the query text q) and
-// reports a syntax error with the position of the offending part.
-func newRegex(expr string, fold bool, off int, q string) (Node, error) {
-	flags := syntax.Perl
-	if fold {
-		flags |= syntax.FoldCase
-	}
-	if _, err := syntax.Parse(expr, flags); err != nil {
-		var se *syntax.Error
-		pos := off
-		msg := err.Error()
-		if errors.As(err, &se) {
-			msg = "invalid regex: " + se.Code.String()
-			if se.Expr != "" {
-				msg += ": `" + se.Expr + "`"
-				if i := strings.Index(expr, se.Expr); i >= 0 {
-					pos = off + i
-				}
-			}
-		}
-		return nil, &ParseError{Msg: msg, Pos: runePos(q, pos)}
-	}
-	return &Regex{Expr: expr, Fold: fold}, nil
+	return &Or{Kids: kids}, warnings, nil
 }
 
 func runePos(s string, byteOff int) int {
@@ -114,29 +136,30 @@ func runePos(s string, byteOff int) int {
 }
 
 type parser struct {
-	q    string
-	i    int
-	fold bool
+	q        string
+	i        int
+	fold     bool
+	warnings []Warning
 }
 
-func parseQuery(q string, fold bool) (Node, error) {
+func parseQuery(q string, fold bool) (Node, []Warning, error) {
 	p := &parser{q: q, fold: fold}
 	p.space()
 	if p.i == len(q) {
-		return nil, p.errAt(0, "empty query")
+		return nil, nil, p.errAt(0, "empty query")
 	}
 	n, err := p.or()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.space()
 	if p.i < len(q) {
 		if q[p.i] == ')' {
-			return nil, p.errAt(p.i, "unbalanced )")
+			return nil, nil, p.errAt(p.i, "unbalanced )")
 		}
-		return nil, p.errAt(p.i, "unexpected text")
+		return nil, nil, p.errAt(p.i, "unexpected text")
 	}
-	return n, nil
+	return n, p.warnings, nil
 }
 
 func (p *parser) errAt(byteOff int, format string, args ...any) error {
@@ -295,7 +318,7 @@ func (p *parser) primary() (Node, error) {
 		}
 		return &Literal{Text: []byte(s), Fold: p.fold}, nil
 	case '/':
-		expr, err := p.regex()
+		expr, offs, err := p.regex()
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +327,17 @@ func (p *parser) primary() (Node, error) {
 			fold = true
 			p.i++
 		}
-		return newRegex(expr, fold, at+1, p.q)
+		// The atom reads as grep -E does (ERE).
+		n, ws, err := NewRegex(expr, SyntaxERE, fold)
+		if pe, ok := err.(*ParseError); ok {
+			return nil, p.errAt(offs[pe.Pos], "%s", pe.Msg)
+		} else if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			p.warnings = append(p.warnings, Warning{Msg: w.Msg, Pos: runePos(p.q, offs[w.Pos])})
+		}
+		return n, nil
 	}
 	// A bare word: up to white space, a parenthesis or a quote.
 	j := p.i
@@ -357,8 +390,10 @@ func (p *parser) quoted(q byte) (string, error) {
 }
 
 // regex reads /expr/; `\/` stands for a slash, other escapes are kept for
-// the regex parser.
-func (p *parser) regex() (string, error) {
+// the regex parser. offs[i] is the byte offset in the query of the
+// expression's byte i (offs[len(expr)]: its closing slash), to place the
+// regex parser's errors.
+func (p *parser) regex() (expr string, offs []int, err error) {
 	at := p.i
 	p.i++
 	var b strings.Builder
@@ -368,30 +403,25 @@ func (p *parser) regex() (string, error) {
 		case c == '\\' && p.i+1 < len(p.q):
 			if p.q[p.i+1] == '/' {
 				b.WriteByte('/')
+				offs = append(offs, p.i)
 			} else {
 				b.WriteByte(c)
 				b.WriteByte(p.q[p.i+1])
+				offs = append(offs, p.i, p.i+1)
 			}
 			p.i += 2
 		case c == '/':
+			offs = append(offs, p.i)
 			p.i++
 			if b.Len() == 0 {
-				return "", p.errAt(at, "empty regex")
+				return "", nil, p.errAt(at, "empty regex")
 			}
-			return b.String(), nil
+			return b.String(), offs, nil
 		default:
 			b.WriteByte(c)
+			offs = append(offs, p.i)
 			p.i++
 		}
 	}
-	return "", p.errAt(at, "unclosed /")
-}
-
-// ParseRegex parses the expression of a Regex node.
-func ParseRegex(expr string, fold bool) (*syntax.Regexp, error) {
-	flags := syntax.Perl
-	if fold {
-		flags |= syntax.FoldCase
-	}
-	return syntax.Parse(expr, flags)
+	return "", nil, p.errAt(at, "unclosed /")
 }

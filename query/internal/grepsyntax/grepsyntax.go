@@ -52,6 +52,19 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
+// Late reports whether e is an error grep finds only on its second
+// reading of the patterns: given several, grep reports one of these only
+// when no pattern has an error of the first reading.
+func (e *Error) Late() bool {
+	return e.Msg == msgColonSyntax || e.Msg == msgBadBraceLow || e.Msg == msgTooBigLow
+}
+
+// Refusal reports whether e is this package's refusal of a pattern grep
+// accepts (grep reports its own errors of any pattern first).
+func (e *Error) Refusal() bool {
+	return e.Msg == msgBackref || strings.HasPrefix(e.Msg, "unsupported")
+}
+
 // Warning is a message grep prints on standard error while still
 // accepting the pattern.
 type Warning struct {
@@ -103,22 +116,58 @@ func Translate(pattern string, syn Syntax, foldASCII bool) (expr string, re *syn
 // TranslateWarn is Translate that also returns the warnings grep prints
 // for the pattern (such as "* at start of expression").
 func TranslateWarn(pattern string, syn Syntax, foldASCII bool) (expr string, re *syntax.Regexp, warnings []Warning, err error) {
+	r, _ := translate(pattern, syn, foldASCII, false)
+	return r.Expr, r.Re, r.Warnings, r.Err
+}
+
+// Result is the translation of one pattern of a list.
+type Result struct {
+	Expr     string
+	Re       *syntax.Regexp
+	Warnings []Warning
+	Err      error
+}
+
+// TranslateList reads patterns as grep reads the lines of one pattern
+// list (several -e, or a pattern with newlines). They are read one by one,
+// except that a [.x.] or [=x=] bracket in any of them makes grep match all
+// of them with both of its readings (see parse.go): the constructs the two
+// read differently are then refused in every pattern.
+func TranslateList(patterns []string, syn Syntax, foldASCII bool) []Result {
+	out := make([]Result, len(patterns))
+	anyColl := false
+	for i, pat := range patterns {
+		var coll bool
+		out[i], coll = translate(pat, syn, foldASCII, false)
+		anyColl = anyColl || coll
+	}
+	if anyColl {
+		for i, pat := range patterns {
+			out[i], _ = translate(pat, syn, foldASCII, true)
+		}
+	}
+	return out
+}
+
+// translate is TranslateWarn, reading pattern as if a bracket of its list
+// held [.x.] or [=x=] when listColl; coll tells whether one of its own does.
+func translate(pattern string, syn Syntax, foldASCII, listColl bool) (r Result, coll bool) {
 	if i := strings.IndexByte(pattern, '\n'); i >= 0 {
-		return "", nil, nil, &Error{Msg: msgNewline, Pos: i}
+		return Result{Err: &Error{Msg: msgNewline, Pos: i}}, false
 	}
 	if !utf8.ValidString(pattern) {
-		return "", nil, nil, &Error{Msg: msgBadUTF8, Pos: firstInvalid(pattern)}
+		return Result{Err: &Error{Msg: msgBadUTF8, Pos: firstInvalid(pattern)}}, false
 	}
-	p := &parser{src: pattern, syn: syn, fold: foldASCII}
+	p := &parser{src: pattern, syn: syn, fold: foldASCII, listColl: listColl}
 	tree, err := p.parse()
 	if err != nil {
-		return "", nil, nil, err
+		return Result{Err: err}, p.collating
 	}
-	expr, re, err = emit(tree)
+	expr, re, err := emit(tree)
 	if err != nil {
-		return "", nil, nil, err
+		return Result{Err: err}, p.collating
 	}
-	return expr, re, p.warnings, nil
+	return Result{Expr: expr, Re: re, Warnings: p.warnings}, p.collating
 }
 
 func firstInvalid(s string) int {

@@ -13,7 +13,8 @@ import "unicode/utf8"
 // no first-tier error. Matching follows the second reader, except in a
 // pattern with a [.x.] or [=x=] bracket, which grep matches with the
 // first as well (a line must satisfy both readings); the constructs the
-// two read differently are then refused (see diverge).
+// two read differently are then refused (see diverge). Such a bracket in
+// one pattern of a list puts every pattern of the list in that case.
 
 // maxDepth bounds group nesting; regexp/syntax refuses deeper trees.
 const maxDepth = 500
@@ -36,6 +37,7 @@ type parser struct {
 	depth   int
 
 	collating bool   // some bracket holds [.x.] or [=x=]
+	listColl  bool   // a bracket of another pattern of the list does
 	divergent *Error // first construct the two readers read differently
 }
 
@@ -49,9 +51,9 @@ func (p *parser) parse() (*node, error) {
 		return nil, p.late
 	case p.refused != nil:
 		return nil, p.refused
-	case p.collating && p.divergent != nil:
+	case (p.collating || p.listColl) && p.divergent != nil:
 		return nil, p.divergent
-	case p.collating && repeatsTest(n):
+	case (p.collating || p.listColl) && repeatsTest(n):
 		// There grep fails to match some repetitions of groups holding
 		// anchors, as "(^_*|-){0,3}" (found by experiment).
 		return nil, &Error{Msg: msgDisagree + divRepeatTest + " differently; refused"}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logdex/logdex/query/greptest"
 )
 
 // The property: for random patterns over the whole operator set, grep
@@ -115,121 +117,6 @@ func seed(t testing.TB) uint64 {
 
 func long() bool { return os.Getenv("LOGDEX_LONG") != "" }
 
-const hayAlphabet = "aaabbbcAB_ -.*+?()[]{}|^$\\,12:=x\t"
-
-func randomLine(r *rand.Rand) string {
-	n := r.IntN(9)
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = hayAlphabet[r.IntN(len(hayAlphabet))]
-	}
-	return string(b)
-}
-
-// pick returns one of xs.
-func pick(r *rand.Rand, xs ...string) string { return xs[r.IntN(len(xs))] }
-
-func randomBracket(r *rand.Rand) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	if r.IntN(3) == 0 {
-		b.WriteByte('^')
-	}
-	if r.IntN(5) == 0 {
-		b.WriteByte(']')
-	}
-	for n := r.IntN(4); n >= 0; n-- {
-		switch r.IntN(10) {
-		case 0:
-			b.WriteString("[:" + pick(r, "alpha", "digit", "upper", "lower", "space", "punct", "alnum", "xdigit", "blank", "foo", "") + ":]")
-		case 1:
-			b.WriteString("[." + pick(r, "a", "-", "]", "b", "ab", ".", "") + ".]")
-		case 2:
-			b.WriteString("[=" + pick(r, "a", "b", "B", "=", "ab", "") + "=]")
-		case 3, 4:
-			b.WriteString(pick(r, "a", "b", "A", "_", "-", "1", "+", ",", "\\", ".", "[", "*", "x") + "-" + pick(r, "a", "b", "c", "Z", "z", "-", "9", "]", "[.b.]", ","))
-		case 5:
-			b.WriteString(pick(r, "-", ":", "---", "[", "^", "[:alpha:]-", "[=a=]-", "[.a.]-"))
-		default:
-			b.WriteString(pick(r, "a", "b", "A", "B", "c", "_", " ", ".", "*", "\\", "$", "(", ")", "|", "{", "1", ","))
-		}
-	}
-	if r.IntN(12) != 0 {
-		b.WriteByte(']')
-	}
-	return b.String()
-}
-
-func randomPattern(r *rand.Rand) string {
-	var b strings.Builder
-	for n := 1 + r.IntN(7); n > 0; n-- {
-		switch r.IntN(21) {
-		case 0, 1, 2, 3:
-			b.WriteString(pick(r, "a", "b", "c", "A", "x", "1", ",", "-", " ", ":", "_", "=", "}", "]"))
-		case 4:
-			b.WriteString(".")
-		case 5, 6:
-			b.WriteString(pick(r, "*", "+", "?", "\\+", "\\?", "**", "+?", "*+"))
-		case 7:
-			lo, hi := strconv.Itoa(r.IntN(4)), strconv.Itoa(r.IntN(4))
-			iv := pick(r, "{"+lo+"}", "{"+lo+",}", "{,"+hi+"}", "{"+lo+","+hi+"}", "{", "{,}", "{}", "{"+lo, "{x}", "{1,2,3}", "{1\\,2}",
-				"{x,", "{"+lo+",x}", "{1,,2}", "{40000}", "{"+lo+","+hi)
-			if r.IntN(2) == 0 {
-				iv = strings.ReplaceAll(strings.ReplaceAll(iv, "{", "\\{"), "}", "\\}")
-			}
-			b.WriteString(iv)
-		case 8, 9:
-			b.WriteString(pick(r, "(", ")", "\\(", "\\)", "()", "\\(\\)"))
-		case 10:
-			b.WriteString(pick(r, "|", "\\|"))
-		case 11:
-			b.WriteString(pick(r, "^", "$", "^*", "$*"))
-		case 12:
-			b.WriteString(pick(r, "\\<", "\\>", "\\b", "\\B", "\\`", "\\'"))
-		case 13:
-			b.WriteString(pick(r, "\\w", "\\W", "\\s", "\\S"))
-		case 14:
-			b.WriteString(pick(r, "\\.", "\\*", "\\[", "\\]", "\\^", "\\$", "\\\\", "\\x", "\\a", "\\,", "\\-", "\\{", "\\}", "\\1", "\\"))
-		case 15, 16, 17:
-			b.WriteString(randomBracket(r))
-		case 18:
-			b.WriteString(nested(r, 2))
-		default:
-			b.WriteString(pick(r, "[:alpha:]", "[:a]", "ab", "a|b", "(a|)", "(|a)", "a\\|b"))
-		}
-	}
-	return b.String()
-}
-
-// nested returns a balanced ERE group of alternatives mixing word edges,
-// anchors and repetitions: the shapes the rewriting of \< and \> must
-// distribute or unroll.
-func nested(r *rand.Rand, depth int) string {
-	var b strings.Builder
-	b.WriteByte('(')
-	for n := r.IntN(3); n >= 0; n-- {
-		for k := r.IntN(3); k >= 0; k-- {
-			if depth > 0 && r.IntN(4) == 0 {
-				b.WriteString(nested(r, depth-1))
-				continue
-			}
-			b.WriteString(pick(r, "\\<", "\\>", "\\b", "\\B", "a", "b", "-", " ", "^", "$", "\\w", "[a-]", "x?", "_*"))
-		}
-		if n > 0 {
-			b.WriteByte('|')
-		}
-	}
-	b.WriteByte(')')
-	if depth == 2 && long() {
-		// Counted repetitions of these groups make grep's DFA slow to
-		// build (seconds): outermost only, and only in the long run.
-		b.WriteString(pick(r, "", "", "*", "+", "?", "{2}", "{0,3}", "{1,}"))
-	} else {
-		b.WriteString(pick(r, "", "", "*", "+", "?"))
-	}
-	return b.String()
-}
-
 type propStats struct {
 	accepted, rejected, refused, skipped, total int
 	refusals                                    map[string]int
@@ -313,7 +200,7 @@ func symmetricDiff(a, b []int) []int {
 func writeHaystack(t *testing.T, r *rand.Rand, n int) (string, []string) {
 	lines := []string{"", "a", "ab", "abc", "a b", "A", "_a", "a_", "aa", "{1}a", "1}a", "a{1", "a{", "*a", "ax", "a-c", "[:alpha:]", "a^b", "a$b", "a$)b", "(a)", "\\", "+,-"}
 	for len(lines) < n {
-		lines = append(lines, randomLine(r))
+		lines = append(lines, greptest.RandomLine(r))
 	}
 	file := filepath.Join(t.TempDir(), "hay")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -340,7 +227,7 @@ func TestAgainstGrep(t *testing.T) {
 	}
 	var st propStats
 	for i := 0; i < patterns && !tooManyFailures(t); i++ {
-		p := randomPattern(r)
+		p := greptest.RandomPattern(r, long())
 		for _, syn := range []Syntax{ERE, BRE} {
 			for _, fold := range []bool{false, true} {
 				t0 := time.Now()

@@ -431,3 +431,26 @@ func TestTableAgainstGrep(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslateList: a [.x.] bracket in one pattern of a list makes grep
+// read every pattern of the list with both readers, so the constructs they
+// read differently are refused in all of them.
+func TestTranslateList(t *testing.T) {
+	for _, tc := range []struct {
+		patterns []string
+		fold     bool
+		refused  []bool
+	}{
+		{[]string{` \x`, "a"}, true, []bool{false, false}},
+		{[]string{` \x`, "[[.a.]]"}, true, []bool{true, false}},
+		{[]string{"^*b", "[[=a=]]"}, false, []bool{true, false}},
+		{[]string{"(^a)*", "x"}, false, []bool{false, false}},
+		{[]string{"(^a)*", "[[.x.]]"}, false, []bool{true, false}},
+	} {
+		for i, r := range TranslateList(tc.patterns, ERE, tc.fold) {
+			if got := r.Err != nil; got != tc.refused[i] {
+				t.Errorf("%q -i=%v: pattern %d: %v", tc.patterns, tc.fold, i, r.Err)
+			}
+		}
+	}
+}

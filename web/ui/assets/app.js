@@ -178,7 +178,7 @@ function showPage(page) {
 const PLACEHOLDERS = {
   query: ['Search logs — error, "connection reset", timeout OR refused, /blk_[0-9]+/', 'Search logs'],
   literal: ['Exact text, like grep -F — e.g. rhost=10.0.', 'Exact text (grep -F)'],
-  regex: ['Regular expression (RE2), like grep -E — e.g. blk_-?[0-9]+', 'Regex (RE2, grep -E)'],
+  regex: ['Regular expression, as grep -E reads it — e.g. blk_-?[0-9]+', 'Regex (grep -E)'],
 };
 const narrow = matchMedia('(max-width: 640px)');
 function updatePlaceholder() {

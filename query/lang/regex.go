@@ -1,0 +1,219 @@
+package lang
+
+import (
+	"errors"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/logdex/logdex/query/internal/grepsyntax"
+)
+
+// Syntax is how a Regex's expression reads.
+type Syntax uint8
+
+const (
+	// SyntaxERE is POSIX extended syntax as GNU grep -E reads it in the C
+	// locale (with \w \W \s \S \b \B \< \>); back-references are refused.
+	SyntaxERE Syntax = iota
+	// SyntaxBRE is POSIX basic syntax as GNU grep -G (grep's default)
+	// reads it, with GNU's \? \+ \| and the escapes above.
+	SyntaxBRE
+	// SyntaxRE2 is Go's regexp syntax (RE2), the opt-in alternative.
+	SyntaxRE2
+)
+
+func (s Syntax) String() string {
+	switch s {
+	case SyntaxBRE:
+		return "BRE"
+	case SyntaxRE2:
+		return "RE2"
+	}
+	return "ERE"
+}
+
+// Warning is a message grep prints on standard error for a pattern it
+// still accepts (such as "* at start of expression"). Pattern is the
+// index of the pattern it concerns, Pos a character offset into it.
+type Warning struct {
+	Msg     string
+	Pattern int
+	Pos     int
+}
+
+// NewRegex translates expr, read in syn (fold: ignore case), into a Regex
+// node. A rejected expression is a *ParseError whose Pos is a byte
+// offset into expr; warnings carry byte offsets too (callers that embed
+// expr in a longer text map both).
+func NewRegex(expr string, syn Syntax, fold bool) (*Regex, []Warning, error) {
+	if syn == SyntaxRE2 {
+		return newRE2(expr, fold)
+	}
+	return newTranslated(expr, syn, fold, grepsyntax.TranslateList([]string{expr}, grepSyntax(syn), fold)[0])
+}
+
+func grepSyntax(syn Syntax) grepsyntax.Syntax {
+	if syn == SyntaxBRE {
+		return grepsyntax.BRE
+	}
+	return grepsyntax.ERE
+}
+
+// newTranslated builds the node of expr from its translation.
+func newTranslated(expr string, syn Syntax, fold bool, r grepsyntax.Result) (*Regex, []Warning, error) {
+	goExpr, tree, ws, err := r.Expr, r.Re, r.Warnings, r.Err
+	if err != nil {
+		var ge *grepsyntax.Error
+		if errors.As(err, &ge) {
+			return nil, nil, &ParseError{Msg: ge.Msg, Pos: min(max(ge.Pos, 0), len(expr)), rank: grepRank(ge)}
+		}
+		return nil, nil, &ParseError{Msg: err.Error()}
+	}
+	var warnings []Warning
+	for _, w := range ws {
+		warnings = append(warnings, Warning{Msg: w.Msg, Pos: w.Pos})
+	}
+	return &Regex{Expr: expr, Syntax: syn, Fold: fold, Go: goExpr, Tree: tree}, warnings, nil
+}
+
+// newRE2 validates an RE2 expression, with the position of the part
+// regexp/syntax names.
+func newRE2(expr string, fold bool) (*Regex, []Warning, error) {
+	goExpr := expr
+	if fold {
+		goExpr = "(?i)" + expr
+	}
+	tree, err := syntax.Parse(goExpr, syntax.Perl)
+	if err != nil {
+		msg, pos := err.Error(), 0
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			msg = "invalid regex: " + se.Code.String()
+			if se.Expr != "" {
+				msg += ": `" + se.Expr + "`"
+				if i := strings.Index(expr, se.Expr); i >= 0 {
+					pos = i
+				}
+			}
+		}
+		return nil, nil, &ParseError{Msg: msg, Pos: pos}
+	}
+	return &Regex{Expr: expr, Syntax: SyntaxRE2, Fold: fold, Go: goExpr, Tree: tree}, nil, nil
+}
+
+// regexPatterns reads patterns as grep reads its -e arguments in a regex
+// mode: each line of each is a pattern of its own. Positions in errors
+// and warnings become character offsets into the pattern they are in.
+func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, error) {
+	type line struct {
+		text       string
+		index, off int
+	}
+	var lines []line
+	for i, p := range patterns {
+		off := 0
+		for _, l := range strings.Split(p, "\n") {
+			lines = append(lines, line{l, i, off})
+			off += len(l) + 1
+		}
+	}
+	if last := &lines[len(lines)-1]; len(lines) > 1 && syn != SyntaxRE2 && oddTrailingBackslashes(last.text) {
+		// grep matches several patterns that are all fixed strings as
+		// grep -F would, and that reading takes a backslash ending the
+		// last one as a literal one (which the regex reading refuses).
+		fixed := true
+		for _, l := range lines {
+			fixed = fixed && grepFixed(l.text, syn)
+		}
+		if fixed {
+			last.text += `\`
+		}
+	}
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.text
+	}
+	var results []grepsyntax.Result
+	if syn != SyntaxRE2 {
+		results = grepsyntax.TranslateList(texts, grepSyntax(syn), fold)
+	}
+	var kids []Node
+	var warnings []Warning
+	var first *ParseError // the error grep reports, of all the patterns'
+	for i, l := range lines {
+		p := patterns[l.index]
+		var n *Regex
+		var ws []Warning
+		var err error
+		if results != nil {
+			n, ws, err = newTranslated(l.text, syn, fold, results[i])
+		} else {
+			n, ws, err = newRE2(l.text, fold)
+		}
+		if pe, ok := err.(*ParseError); ok {
+			if first == nil || pe.rank < first.rank {
+				first = &ParseError{Msg: pe.Msg, Pattern: l.index, Pos: runePos(p, l.off+pe.Pos), rank: pe.rank}
+			}
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
+		for _, w := range ws {
+			warnings = append(warnings, Warning{Msg: w.Msg, Pattern: l.index, Pos: runePos(p, l.off+w.Pos)})
+		}
+		kids = append(kids, n)
+	}
+	if first != nil {
+		return nil, nil, first
+	}
+	if len(kids) == 1 {
+		return kids[0], warnings, nil
+	}
+	return &Or{Kids: kids}, warnings, nil
+}
+
+// grepRank orders the errors of a list of patterns as grep reports them:
+// the first error of its first reading of every pattern, else the first
+// of its second reading, else the first of logdex's refusals.
+func grepRank(e *grepsyntax.Error) int {
+	switch {
+	case e.Late():
+		return 1
+	case e.Refusal():
+		return 2
+	}
+	return 0
+}
+
+func oddTrailingBackslashes(s string) bool {
+	n := len(s) - len(strings.TrimRight(s, `\`))
+	return n%2 == 1
+}
+
+// grepFixed reports whether grep 3.8 reads p, one of several patterns, as
+// a fixed string (its switch from -E or -G to -F; established by
+// experiment): no operator, and no escape that is one.
+func grepFixed(p string, syn Syntax) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '$', '*', '.', '[', '^':
+			return false
+		case '(', '+', '?', '{', '|':
+			if syn == SyntaxERE {
+				return false
+			}
+		case '\\':
+			if i+1 == len(p) {
+				break
+			}
+			i++
+			switch c := p[i]; {
+			case strings.IndexByte("BSW'<bsw`>", c) >= 0, '1' <= c && c <= '9':
+				return false
+			case syn == SyntaxBRE && strings.IndexByte("(+?{|)", c) >= 0:
+				return false
+			}
+		}
+	}
+	return true
+}
