@@ -128,12 +128,30 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			var ts int64
 			var timed bool
 			if t.times != nil {
-				var err error
-				if ts, timed, err = t.times.at(id); err != nil {
+				// The group's range alone decides when its lines are all
+				// out of the range, or all in it and in one histogram
+				// bucket, and no hit needs its own time: 64 lines at a
+				// time without decoding their times.
+				decided := false
+				if tg, next, ok, err := t.times.groupOf(id); err != nil {
 					return err
+				} else if ok && (t.tr != nil || t.hist != nil) {
+					if t.tr != nil && (tg.Max < t.tr.From || tg.Min >= t.tr.To) {
+						it.AdvanceIfNeeded(next)
+						continue
+					}
+					if (!t.wantTimes || full()) && (t.tr == nil || t.tr.From <= tg.Min && tg.Max < t.tr.To) && (t.hist == nil || t.hist.sameBucket(tg.Min, tg.Max)) {
+						ts, timed, decided = tg.Min, true, true
+					}
 				}
-				if !t.tr.keep(ts, timed) {
-					continue
+				if !decided {
+					var err error
+					if ts, timed, err = t.times.at(id); err != nil {
+						return err
+					}
+					if !t.tr.keep(ts, timed) {
+						continue
+					}
 				}
 			}
 			verify := p.verify == nil || p.verify.Contains(id)

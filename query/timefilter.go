@@ -64,6 +64,21 @@ func (h *Histogram) add(t int64, timed bool, n int64) {
 	}
 }
 
+// sameBucket reports whether times a <= b fall in one slot of h (one
+// bucket, or both before or both after it).
+func (h *Histogram) sameBucket(a, b int64) bool {
+	slot := func(t int64) int64 {
+		switch {
+		case t < h.Start:
+			return -1
+		case (t-h.Start)/h.Step >= int64(len(h.Counts)):
+			return int64(len(h.Counts))
+		}
+		return (t - h.Start) / h.Step
+	}
+	return slot(a) == slot(b)
+}
+
 // merge adds o's counts (a task's) to h.
 func (h *Histogram) merge(o *Histogram) {
 	for i, c := range o.Counts {
@@ -115,10 +130,30 @@ type spanTimes struct {
 	sp    mmapstore.Span
 	group int64 // the group decoded into times, -1 none
 	times []int64
+	// entry is group entryK's time entry (its range), -1 none.
+	entryK int64
+	entry  mmapstore.TimeGroup
 }
 
 func newSpanTimes(seg *mmapstore.Segment, si int) *spanTimes {
-	return &spanTimes{seg: seg, si: si, sp: seg.Spans()[si], group: -1}
+	return &spanTimes{seg: seg, si: si, sp: seg.Spans()[si], group: -1, entryK: -1}
+}
+
+// groupOf returns the time entry of line id's group and the segment line
+// that starts the next group (ok false: an untimed span).
+func (st *spanTimes) groupOf(id uint32) (tg mmapstore.TimeGroup, next uint32, ok bool, err error) {
+	if !st.sp.Timed {
+		return tg, 0, false, nil
+	}
+	k := (id - st.sp.FirstLine) / mmapstore.GroupSize
+	if int64(k) != st.entryK {
+		if st.entry, err = st.seg.TimeGroupOf(st.sp.FirstGroup + k); err != nil {
+			st.entryK = -1
+			return tg, 0, false, err
+		}
+		st.entryK = int64(k)
+	}
+	return st.entry, st.sp.FirstLine + (k+1)*mmapstore.GroupSize, st.entry.Timed, nil
 }
 
 // at returns the time of segment line id (in the span).
