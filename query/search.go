@@ -117,18 +117,18 @@ func (s *Searcher) Reopen(h *Hit) (*os.File, int64, error) {
 
 // Stats describe how a search was answered.
 type Stats struct {
-	Total      int64 // hits counted: all of them unless stopped at Limit without CountAll
-	Truncated  bool  // stopped at Limit
+	Total     int64 // hits counted: all of them unless stopped at Limit without CountAll
+	Truncated bool  // stopped at Limit
 	// TotalAtLeast: counting stopped at Options.TotalBudget, so there
 	// may be more hits than Total (the hits delivered are exact).
 	TotalAtLeast bool
-	Candidates int64 // lines the index proposed
-	Verified   int64 // lines read and checked
-	Scanned    int64 // bytes scanned where the index could not narrow
-	Segments   int
-	Terms      int      // dictionary terms looked up
-	Blocks     int      // dictionary blocks read for substring atoms
-	Warnings   []string // files answered from their current content, or skipped
+	Candidates   int64 // lines the index proposed
+	Verified     int64 // lines read and checked
+	Scanned      int64 // bytes scanned where the index could not narrow
+	Segments     int
+	Terms        int      // dictionary terms looked up
+	Blocks       int      // dictionary blocks read for substring atoms
+	Warnings     []string // files answered from their current content, or skipped
 	// Damaged lists index damage met by this search (segments whose lines
 	// were read from the log files instead): the answer is still exact,
 	// and the index should be rebuilt.
