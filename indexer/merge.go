@@ -42,21 +42,11 @@ type mergeSeg struct {
 // merge picks merges among u.segments and rewrites them; a merge that
 // cannot be done (a file changed under it) leaves its segments as they are.
 func (u *update) merge(ctx context.Context, buf []byte) error {
-	if u.opt.NoMerge || len(u.segments) <= mergeFactor {
+	if u.opt.NoMerge {
 		return nil
 	}
-	live := map[uint64]int{} // file id -> index into u.next.Files
-	for i, f := range u.next.Files {
-		live[f.ID] = i
-	}
-	var cands []mergeSeg
-	for _, ref := range u.segments {
-		ms, ok := u.mergeable(ref, live)
-		if ok {
-			cands = append(cands, ms)
-		}
-	}
-	for _, set := range pickMerges(cands, u.opt.SegmentBytes) {
+	sets, live := u.mergeSets()
+	for _, set := range sets {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -78,6 +68,25 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 		u.changed = true
 	}
 	return nil
+}
+
+// mergeSets picks the merges due among u.segments; live maps the ids of
+// u.next.Files to their index there (a span of another file is retired).
+func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
+	live = map[uint64]int{}
+	for i, f := range u.next.Files {
+		live[f.ID] = i
+	}
+	if len(u.segments) <= mergeFactor {
+		return nil, live
+	}
+	var cands []mergeSeg
+	for _, ref := range u.segments {
+		if ms, ok := u.mergeable(ref, live); ok {
+			cands = append(cands, ms)
+		}
+	}
+	return pickMerges(cands, u.opt.SegmentBytes), live
 }
 
 // mergeable opens a segment's small sections to weigh its live spans; a
@@ -147,6 +156,16 @@ func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
 	return sets
 }
 
+// outputName names a merge's next output segment: a run merging under the
+// index lock numbers it as any segment; a background merge (Merge) names
+// it for the directory's merge temporaries, numbered when it publishes.
+func (u *update) outputName() string {
+	if u.background {
+		return fmt.Sprintf("%s%016x.ldx", mergeTempPrefix, u.segID.Add(1)-1)
+	}
+	return fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+}
+
 // mergeSpan is a live span to read again.
 type mergeSpan struct {
 	rec         int // index into u.next.Files
@@ -198,7 +217,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		if b == nil || b.lines.NumLines() == 0 {
 			return nil
 		}
-		name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+		name := u.outputName()
 		st, err := b.write(filepath.Join(u.opt.Dir, name))
 		if err != nil {
 			return fmt.Errorf("write segment %s: %w", name, err)

@@ -12,9 +12,15 @@ import (
 // Publishing a run: the new manifest, then collecting what it no longer
 // names.
 
+// removeTemps deletes the temporaries of a run that died before it
+// published; a background merge's own (mergeTempPrefix) are
+// removeStaleMerges' to judge: that merge may still be running.
 func removeTemps(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), mergeTempPrefix) {
+			continue
+		}
 		if strings.HasSuffix(e.Name(), ".tmp") || strings.HasSuffix(e.Name(), ".part") {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}

@@ -129,11 +129,23 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		if !progress {
 			level = zerolog.WarnLevel // live runs come several a second: warnings only
 		}
-		res, err := e.updateIndex(ctx, dir, paths, sf.segMB<<20, progress, level)
+		// Merging is left to the background merger: appended lines
+		// never wait for it.
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true}
+		res, err := e.updateIndexOpt(ctx, opt, progress, level)
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
-		return server.ReindexResult{Changed: res.Changed, Summary: summary(res)}, nil
+		return server.ReindexResult{Changed: res.Changed, Summary: summary(res), MergeDue: res.MergeDue}, nil
+	}
+	merge := func(ctx context.Context) (server.ReindexResult, error) {
+		opt := indexer.Options{Dir: dir, SegmentBytes: sf.segMB << 20, Logger: newLogger(e.stderr, zerolog.WarnLevel)}
+		opt.MergesWritten = mergePause(opt.Logger)
+		res, err := indexer.Merge(ctx, opt)
+		if err != nil {
+			return server.ReindexResult{}, err
+		}
+		return server.ReindexResult{Changed: res.Changed, Summary: fmt.Sprintf("merged %d segments into %d", res.Merged, res.NewSegs)}, nil
 	}
 	switch sf.warmup {
 	case mmapstore.WarmStaged, mmapstore.WarmEager, mmapstore.WarmOff:
@@ -146,7 +158,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	}
 	opt := server.Options{
 		Warmup:   &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
-		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
+		IndexDir: dir, Display: display, Reindex: reindex, Merge: merge, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
 		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay,
