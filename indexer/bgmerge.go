@@ -54,6 +54,10 @@ const (
 	mergeLockName = "MERGE.LOCK"
 )
 
+// mergeRewritten is called between a background merge's rewrite and its
+// publish (tests change the logs and the index there).
+var mergeRewritten = func() {}
+
 // Merge merges the segments of the index in opt.Dir that are due for it
 // (as Update does at the end of a run without MergeLater), without holding
 // the index lock but to publish each merge. It returns at once, merging
@@ -108,6 +112,13 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 			}
 			u.log.Info().Err(err).Int("segments", len(set)).Msg("merge abandoned")
 			continue
+		}
+		mergeRewritten()
+		if err := ctx.Err(); err != nil {
+			for _, r := range refs {
+				removeSegment(u.opt.Dir, r.Name)
+			}
+			return res, err
 		}
 		published, err := u.commitMerge(set, refs)
 		if err != nil {

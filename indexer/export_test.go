@@ -13,3 +13,11 @@ func SetOpenLog(open func(dir *os.Root, name string, nofollow bool) (*os.File, f
 	openLog = open
 	return func() { openLog = old }
 }
+
+// SetMergeRewritten makes Merge call f between rewriting a merge set and
+// publishing it, until restore is called.
+func SetMergeRewritten(f func()) (restore func()) {
+	old := mergeRewritten
+	mergeRewritten = f
+	return func() { mergeRewritten = old }
+}
