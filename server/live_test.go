@@ -112,12 +112,15 @@ func parseSeq(t *testing.T, text string) seqKey {
 // two rotating by rename and by copytruncate) and the server indexes
 // live, searches never see a line twice nor miss a line of an indexed
 // append-only log completed before they began, and a live tail receives
-// every line once. After the writers stop, one search finds every line
-// once.
+// every line once. Live runs leave merging to background merges (of small
+// segments, so that they happen often), which a tail must not mistake for
+// new lines. After the writers stop, one search finds every line once.
 func TestLiveWritersReaders(t *testing.T) {
 	fx := newFixture(t)
+	var merged atomic.Int64
+	reindex, merge := fx.liveFuncs(16<<10, &merged)
 	s, err := New(Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(),
-		Reindex: fx.reindexFunc(), LiveDelay: 20 * time.Millisecond, ReindexEvery: 500 * time.Millisecond})
+		Reindex: reindex, Merge: merge, LiveDelay: 20 * time.Millisecond, ReindexEvery: 500 * time.Millisecond})
 	must(t, err)
 	_, err = s.Reload()
 	must(t, err)
@@ -266,5 +269,8 @@ func TestLiveWritersReaders(t *testing.T) {
 		}
 	}
 	check("tail", tailed)
-	t.Logf("%d lines, %d searches, %d rotations", want, searches, writers[2].rot+writers[3].rot)
+	if merged.Load() == 0 {
+		t.Error("no background merge happened")
+	}
+	t.Logf("%d lines, %d searches, %d rotations, %d segments merged", want, searches, writers[2].rot+writers[3].rot, merged.Load())
 }
