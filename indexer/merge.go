@@ -12,7 +12,9 @@ package indexer
 // segments of them (the lines, their offsets and times come out the same;
 // retired spans are simply not read), and the new manifest names them in
 // the old ones' place, in the same atomic publish as the rest of the run.
-// Searches never wait: they keep the snapshot they opened.
+// Searches never wait: they keep the snapshot they opened. A run with
+// Options.MergeLater (serve's live runs) leaves the merges to Merge
+// (bgmerge.go), which does them beside later runs.
 
 import (
 	"context"

@@ -29,7 +29,7 @@ const serveUsage = `Usage: logdex serve [flags] PATH...
 Indexes PATH (or brings its index up to date), serves the HTTP API and web
 UI at --addr, indexes appended lines as they come (--live-delay after a
 change inotify reports), re-indexes every --reindex and on SIGHUP, merging
-small segments as it goes, and shuts down
+small segments in the background, and shuts down
 gracefully on SIGINT or SIGTERM. Listening starts at once; /readyz answers
 200 once an index is open. Binding a non-loopback address requires a token
 (--auth-token or LOGDEX_TOKEN), then sent as "Authorization: Bearer TOKEN".
