@@ -21,6 +21,7 @@ import (
 	"github.com/logdex/logdex/server"
 	"github.com/logdex/logdex/web"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 const serveUsage = `Usage: logdex serve [flags] PATH...
@@ -141,7 +142,9 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	merge := func(ctx context.Context) (server.ReindexResult, error) {
 		opt := indexer.Options{Dir: dir, SegmentBytes: sf.segMB << 20, Logger: newLogger(e.stderr, zerolog.WarnLevel)}
 		opt.MergesWritten = mergePause(opt.Logger)
-		res, err := indexer.Merge(ctx, opt)
+		var res *indexer.Result
+		var err error
+		lowPriority(func() { res, err = indexer.Merge(ctx, opt) })
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
@@ -227,6 +230,20 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 			return 2
 		}
 	}
+}
+
+// lowPriority runs f on a thread of its own at nice +10, so that a
+// background merge yields the CPU to live runs and searches, and ends the
+// thread after it (raising the nice value back needs privileges).
+func lowPriority(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 10)
+		f()
+	}()
+	<-done
 }
 
 // physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
