@@ -14,6 +14,7 @@ import (
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query"
 	"github.com/rs/zerolog"
 )
 
@@ -289,4 +290,29 @@ func TestBackgroundMergeConcurrent(t *testing.T) {
 	liveUpdate(t, dir, l.root)
 	verifyIndex(t, "final", dir, l.root)
 	t.Logf("%d rounds, %d merge calls merged %d segments", rounds, merges, merged)
+}
+
+// TestMergeGenerationAddsNoLines: a generation that only merged holds no
+// new line for a live tail (query.Searcher.Delta against the one before).
+func TestMergeGenerationAddsNoLines(t *testing.T) {
+	_, dir := smallSegments(t)
+	prev, err := mmapstore.Open(dir)
+	must(t, err)
+	defer prev.Close()
+	res, err := indexer.Merge(context.Background(), indexer.Options{Dir: dir, Logger: zerolog.Nop()})
+	must(t, err)
+	if res.Merged == 0 {
+		t.Fatal("nothing merged")
+	}
+	ix, err := mmapstore.Open(dir)
+	must(t, err)
+	defer ix.Close()
+	if ix.Generation() == prev.Generation() {
+		t.Fatal("the merge published no new generation")
+	}
+	s := query.NewSearcher(ix, []string{"logs"})
+	defer s.Close()
+	if d := s.Delta(prev); len(d.Lines) > 0 || len(d.Copies) > 0 {
+		t.Fatalf("a merge's generation adds %v (copies %v)", d.Lines, d.Copies)
+	}
 }
