@@ -105,7 +105,7 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		refs, err := u.rewrite(ctx, set, live, buf)
+		refs, dropped, err := u.rewrite(ctx, set, live, buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
@@ -120,7 +120,7 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 			}
 			return res, err
 		}
-		published, err := u.commitMerge(set, refs)
+		published, err := u.commitMerge(set, refs, dropped)
 		if err != nil {
 			return res, err
 		}
@@ -135,9 +135,10 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 }
 
 // commitMerge publishes one background merge's outputs in its inputs'
-// place, under the index lock, if the inputs are all still listed (step
-// 3 above); else it removes the outputs and reports false.
-func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef) (bool, error) {
+// place, under the index lock, if the inputs are all still listed and the
+// files left out of the outputs (dropped) retired (step 3 above); else it
+// removes the outputs and reports false.
+func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef, dropped []uint64) (bool, error) {
 	dir := u.opt.Dir
 	discard := func() {
 		for _, r := range refs {
@@ -162,6 +163,13 @@ func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef) (bool
 	for _, ms := range set {
 		if !listed[ms.ref.Name] || cur.TZ != u.old.TZ {
 			u.log.Info().Str("segment", ms.ref.Name).Msg("merge abandoned: its segments changed meanwhile")
+			discard()
+			return false, nil
+		}
+	}
+	for _, f := range cur.Files {
+		if slices.Contains(dropped, f.ID) {
+			u.log.Info().Str("path", f.Path).Msg("merge abandoned: a file changed before it was read, and no run retired it yet")
 			discard()
 			return false, nil
 		}
@@ -192,8 +200,9 @@ func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef) (bool
 		// (a failed directory fsync); else the next publish collects them.
 		return false, err
 	}
-	u.next = next
-	u.collect()
+	// u.next stays the manifest the sets were picked from: their spans
+	// index its files.
+	collect(dir, &next)
 	return true, nil
 }
 

@@ -52,7 +52,7 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		refs, err := u.rewrite(ctx, set, live, buf)
+		refs, _, err := u.rewrite(ctx, set, live, buf)
 		if err != nil {
 			u.log.Warn().Err(err).Int("segments", len(set)).Msg("merge skipped")
 			continue
@@ -181,13 +181,15 @@ type mergeSpan struct {
 // rewrite reads the live spans of a merge set from their files into new
 // segments of at most SegmentBytes each. The lines must come out as they
 // were indexed (same count, same end): else a file changed under the index
-// and the merge is abandoned.
-func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]int, buf []byte) ([]*mmapstore.SegmentRef, error) {
+// and the merge is abandoned. A background merge leaves out the files
+// that changed before it read them instead (dropped, by id): a live run
+// retires them, and commitMerge publishes only once one has.
+func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]int, buf []byte) (refs []*mmapstore.SegmentRef, dropped []uint64, err error) {
 	var spans []mergeSpan
 	for _, ms := range set {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ms.ref.Name))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, sp := range s.Spans() {
 			ri, ok := live[s.Files()[sp.File].ID]
@@ -198,7 +200,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 			if sp.Timed {
 				if m.firstTime, _, err = s.LineTime(sp.FirstLine); err != nil {
 					s.Close()
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			spans = append(spans, m)
@@ -212,7 +214,6 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		}
 		return spans[i].start < spans[j].start
 	})
-	var refs []*mmapstore.SegmentRef
 	var b *builder
 	var ids []uint64
 	flush := func() error {
@@ -228,15 +229,24 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		b, ids = nil, nil
 		return nil
 	}
-	abandon := func(err error) ([]*mmapstore.SegmentRef, error) {
+	abandon := func(err error) ([]*mmapstore.SegmentRef, []uint64, error) {
 		for _, r := range refs {
 			removeSegment(u.opt.Dir, r.Name)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	for _, sp := range spans {
+	skip := -1 // a file (index into u.next.Files) left out
+	for i, sp := range spans {
 		if ctx.Err() != nil {
 			return abandon(ctx.Err())
+		}
+		if sp.rec == skip {
+			continue
+		}
+		if u.background && (i == 0 || spans[i-1].rec != sp.rec) && !u.unchanged(spans[i:]) {
+			skip = sp.rec
+			dropped = append(dropped, u.next.Files[sp.rec].ID)
+			continue
 		}
 		if b != nil && b.lines.RawBytes()+(sp.end-sp.start) > u.opt.SegmentBytes {
 			if err := flush(); err != nil {
@@ -274,5 +284,25 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 	if err := flush(); err != nil {
 		return abandon(err)
 	}
-	return refs, nil
+	return refs, dropped, nil
+}
+
+// unchanged tells whether the file of spans[0] still holds the bytes of
+// its spans (the first ones in spans): the same file, not shorter.
+func (u *update) unchanged(spans []mergeSpan) bool {
+	rec := &u.next.Files[spans[0].rec]
+	var end int64
+	for _, sp := range spans {
+		if sp.rec != spans[0].rec {
+			break
+		}
+		end = max(end, sp.end)
+	}
+	f, err := u.roots[rec.Root].openIdentity(rec)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && fi.Size() >= end && sameFile(f, rec)
 }

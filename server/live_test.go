@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -119,16 +118,9 @@ func TestLiveWritersReaders(t *testing.T) {
 	fx := newFixture(t)
 	var merged atomic.Int64
 	reindex, merge := fx.liveFuncs(16<<10, &merged)
-	s, err := New(Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(),
+	s, url := serving(t, Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(),
 		Reindex: reindex, Merge: merge, LiveDelay: 20 * time.Millisecond, ReindexEvery: 500 * time.Millisecond})
-	must(t, err)
-	_, err = s.Reload()
-	must(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go s.Serve(ln)
 	defer s.Close()
-	url := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 
@@ -146,7 +138,7 @@ func TestLiveWritersReaders(t *testing.T) {
 		must(t, os.WriteFile(lw.path, nil, 0o644))
 	}
 	fx.reindex(t)
-	_, err = s.Reload()
+	_, err := s.Reload()
 	must(t, err)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -185,8 +177,11 @@ func TestLiveWritersReaders(t *testing.T) {
 		return ks
 	}
 	var searches int
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	// 2 s, and longer (up to 15 s) until a background merge published:
+	// rotations retire small segments, so slow (-race, loaded) runs may
+	// take a while to have enough for a merge.
+	deadline, longest := time.Now().Add(2*time.Second), time.Now().Add(15*time.Second)
+	for time.Now().Before(deadline) || merged.Load() == 0 && time.Now().Before(longest) {
 		before := []int64{writers[0].done.Load(), writers[1].done.Load()}
 		seen := map[seqKey]bool{}
 		for _, k := range search() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -78,6 +79,20 @@ func (fx *fixture) liveFuncs(segBytes int64, merged *atomic.Int64) (reindex, mer
 		return ReindexResult{Changed: res.Changed, Summary: "merged"}, nil
 	}
 	return reindex, merge
+}
+
+// serving makes a server of opt, opens its index and serves it on a
+// loopback port; it returns the server and its base URL.
+func serving(t *testing.T, opt Options) (*Server, string) {
+	t.Helper()
+	s, err := New(opt)
+	must(t, err)
+	_, err = s.Reload()
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	go s.Serve(ln)
+	return s, "http://" + ln.Addr().String()
 }
 
 func copyTree(t testing.TB, src, dst string) {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func TestShutdownCancelsMerge(t *testing.T) {
 	fx := newFixture(t)
 	started, ended := make(chan struct{}), make(chan error, 1)
 	var once sync.Once
-	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(),
+	s, _ := serving(t, Options{IndexDir: fx.index, Logger: zerolog.Nop(),
 		Reindex: func(context.Context) (ReindexResult, error) { return ReindexResult{MergeDue: true}, nil },
 		Merge: func(ctx context.Context) (ReindexResult, error) {
 			once.Do(func() { close(started) })
@@ -26,12 +25,6 @@ func TestShutdownCancelsMerge(t *testing.T) {
 			ended <- ctx.Err()
 			return ReindexResult{}, ctx.Err()
 		}})
-	must(t, err)
-	_, err = s.Reload()
-	must(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go s.Serve(ln)
 	s.TriggerReindex()
 	select {
 	case <-started:
