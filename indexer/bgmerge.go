@@ -17,9 +17,11 @@ package indexer
 //     in step 1. A file a live run retired since (deleted, truncated,
 //     replaced: it left the manifest, and file ids are never reused) has
 //     its spans retired in the output as they were in the inputs; appended
-//     lines went to new segments and leave those spans alone; a file
-//     changed before it was read again abandons the set (rewrite checks
-//     that its lines come out as indexed). An input no longer listed (a
+//     lines went to new segments and leave those spans alone. A file
+//     found changed (shorter, or another file) before it was read again is
+//     left out of the outputs, and the set published only once a run
+//     retired it; one changing while it is read abandons the set (rewrite
+//     checks its lines come out as indexed). An input no longer listed (a
 //     live run dropped it: damaged, or all its files retired; or a time
 //     zone change rebuilt the index) abandons the set too.
 //  4. Rename the outputs to fresh segment numbers, publish the manifest
@@ -54,9 +56,10 @@ const (
 	mergeLockName = "MERGE.LOCK"
 )
 
-// mergeRewritten is called between a background merge's rewrite and its
-// publish (tests change the logs and the index there).
-var mergeRewritten = func() {}
+// mergeHook is called once a background merge picked its sets
+// ("chosen"), and between each set's rewrite and its publish
+// ("rewritten"): tests change the logs and the index there.
+var mergeHook = func(phase string) {}
 
 // Merge merges the segments of the index in opt.Dir that are due for it
 // (as Update does at the end of a run without MergeLater), without holding
@@ -100,6 +103,9 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 	}
 	u := &update{opt: opt, log: opt.Logger, old: m, roots: roots, res: res, next: *m, segments: m.Segments, background: true}
 	sets, live := u.mergeSets()
+	if len(sets) > 0 {
+		mergeHook("chosen")
+	}
 	buf := make([]byte, readBlock)
 	for _, set := range sets {
 		if err := ctx.Err(); err != nil {
@@ -113,7 +119,7 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 			u.log.Info().Err(err).Int("segments", len(set)).Msg("merge abandoned")
 			continue
 		}
-		mergeRewritten()
+		mergeHook("rewritten")
 		if err := ctx.Err(); err != nil {
 			for _, r := range refs {
 				removeSegment(u.opt.Dir, r.Name)

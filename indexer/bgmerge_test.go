@@ -103,37 +103,43 @@ func smallSegments(t *testing.T) (l *liveLogs, dir string) {
 // publishes when that is safe, is abandoned when its inputs are gone, and
 // leaves a sound index answering every line once either way.
 func TestBackgroundMergeInterleaved(t *testing.T) {
+	truncateB := func(t *testing.T, l *liveLogs, dir string) {
+		must(t, os.Truncate(filepath.Join(l.root, "b.log"), 0))
+		l.append(t, "b.log", 3)
+	}
 	tests := []struct {
 		name      string
 		meanwhile func(t *testing.T, l *liveLogs, dir string)
 		published bool
+		// beforeRead, when set, runs before the rewrite reads the logs
+		beforeRead func(t *testing.T, l *liveLogs, dir string)
 	}{
-		{"nothing", func(*testing.T, *liveLogs, string) {}, true},
+		{"nothing", func(*testing.T, *liveLogs, string) {}, true, nil},
 		{"append", func(t *testing.T, l *liveLogs, dir string) {
 			l.append(t, "a.log", 30)
 			l.append(t, "d.log", 5)
 			liveUpdate(t, dir, l.root)
-		}, true},
+		}, true, nil},
 		{"rename", func(t *testing.T, l *liveLogs, dir string) {
 			must(t, os.Rename(filepath.Join(l.root, "a.log"), filepath.Join(l.root, "a.log.1")))
 			l.append(t, "a.log", 7)
 			liveUpdate(t, dir, l.root)
-		}, true},
+		}, true, nil},
 		{"truncate", func(t *testing.T, l *liveLogs, dir string) {
 			must(t, os.Truncate(filepath.Join(l.root, "b.log"), 0))
 			l.append(t, "b.log", 3)
 			liveUpdate(t, dir, l.root)
-		}, true},
+		}, true, nil},
 		{"delete", func(t *testing.T, l *liveLogs, dir string) {
 			must(t, os.Remove(filepath.Join(l.root, "c.log")))
 			liveUpdate(t, dir, l.root)
-		}, true},
+		}, true, nil},
 		{"truncate unseen", func(t *testing.T, l *liveLogs, dir string) {
 			// The index learns of it after the merge: the next run
 			// retires the file's lines, merged or not.
 			must(t, os.Truncate(filepath.Join(l.root, "b.log"), 0))
 			l.append(t, "b.log", 4)
-		}, true},
+		}, true, nil},
 		{"rebuilt", func(t *testing.T, l *liveLogs, dir string) {
 			// A time zone change rebuilds the index: the merge's inputs
 			// are gone.
@@ -141,12 +147,18 @@ func TestBackgroundMergeInterleaved(t *testing.T) {
 			if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{l.root}, Logger: zerolog.Nop(), MergeLater: true, Location: loc}); err != nil {
 				t.Fatal(err)
 			}
-		}, false},
+		}, false, nil},
 		{"merged inline", func(t *testing.T, l *liveLogs, dir string) {
 			// `logdex index` merges at the end of its run: the same
 			// segments, merged first.
 			update(t, dir, l.root)
-		}, false},
+		}, false, nil},
+		// A file truncated before the rewrite reads it is left out of the
+		// outputs: published once a live run retired it, else abandoned.
+		{"truncated before the read, retired", func(t *testing.T, l *liveLogs, dir string) {
+			liveUpdate(t, dir, l.root)
+		}, true, truncateB},
+		{"truncated before the read, not retired", func(*testing.T, *liveLogs, string) {}, false, truncateB},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,9 +166,14 @@ func TestBackgroundMergeInterleaved(t *testing.T) {
 			before, err := mmapstore.ReadManifest(dir)
 			must(t, err)
 			calls := 0
-			defer indexer.SetMergeRewritten(func() {
-				if calls++; calls == 1 {
-					tc.meanwhile(t, l, dir)
+			defer indexer.SetMergeHook(func(phase string) {
+				switch {
+				case phase == "chosen" && tc.beforeRead != nil:
+					tc.beforeRead(t, l, dir)
+				case phase == "rewritten":
+					if calls++; calls == 1 {
+						tc.meanwhile(t, l, dir)
+					}
 				}
 			})()
 			res, err := indexer.Merge(context.Background(), indexer.Options{Dir: dir, Logger: zerolog.Nop()})
@@ -187,7 +204,10 @@ func TestBackgroundMergeCancelled(t *testing.T) {
 	write(t, stale+".tmp", "left by a crash", os.O_TRUNC)
 	writing := filepath.Join(dir, "merge-00000000000000bb.ldx.tmp")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer indexer.SetMergeRewritten(func() {
+	defer indexer.SetMergeHook(func(phase string) {
+		if phase != "rewritten" {
+			return
+		}
 		for _, p := range []string{stale, stale + ".tmp"} {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("the merge left a dead merge's %s", filepath.Base(p))

@@ -14,10 +14,11 @@ func SetOpenLog(open func(dir *os.Root, name string, nofollow bool) (*os.File, f
 	return func() { openLog = old }
 }
 
-// SetMergeRewritten makes Merge call f between rewriting a merge set and
-// publishing it, until restore is called.
-func SetMergeRewritten(f func()) (restore func()) {
-	old := mergeRewritten
-	mergeRewritten = f
-	return func() { mergeRewritten = old }
+// SetMergeHook makes Merge call f once it picked its merge sets
+// ("chosen") and between rewriting each set and publishing it
+// ("rewritten"), until restore is called.
+func SetMergeHook(f func(phase string)) (restore func()) {
+	old := mergeHook
+	mergeHook = f
+	return func() { mergeHook = old }
 }
