@@ -13,3 +13,12 @@ func SetOpenLog(open func(dir *os.Root, name string, nofollow bool) (*os.File, f
 	openLog = open
 	return func() { openLog = old }
 }
+
+// SetMergeHook makes Merge call f once it picked its merge sets
+// ("chosen") and between rewriting each set and publishing it
+// ("rewritten"), until restore is called.
+func SetMergeHook(f func(phase string)) (restore func()) {
+	old := mergeHook
+	mergeHook = f
+	return func() { mergeHook = old }
+}

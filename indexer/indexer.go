@@ -52,10 +52,15 @@ type Options struct {
 	Verify bool
 	// NoMerge leaves small segments unmerged (tests and measurements).
 	NoMerge bool
+	// MergeLater leaves merging to Merge (serve's background merger), so
+	// that a live run publishes its new lines at once; Result.MergeDue
+	// says when enough segments wait for it.
+	MergeLater bool
 	// MergesWritten, when set, is called once a run's merges are written
 	// and before the manifest naming them is published, with the number
 	// of segments merged: the moment a crash leaves the most behind, where
-	// serve's SIGKILL test makes the server pause.
+	// serve's SIGKILL test makes the server pause. Merge calls it with
+	// the index lock held, after its outputs took their segment names.
 	MergesWritten func(merged int)
 	// Location is the zone of timestamps that do not write one (nil: the
 	// index's, UTC for a new one). Changing it rebuilds the index: the
@@ -82,6 +87,7 @@ type Result struct {
 	RawBytes   int64 // total log bytes covered by the index
 	Changed    bool  // whether a new manifest was published
 	Merged     int   // segments merged into others by this run
+	MergeDue   bool  // MergeLater: more segments than a tier holds, Merge may find work
 }
 
 // DefaultDir is where the index for roots lives when --index is not given:
@@ -156,6 +162,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	}
 	defer unlock()
 	removeTemps(opt.Dir)
+	removeStaleMerges(opt.Dir)
 
 	old, err := readManifest(opt.Dir, log)
 	if err != nil {
@@ -205,7 +212,9 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		}
 		break
 	}
-	if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
+	if opt.MergeLater {
+		u.res.MergeDue = len(u.segments) > mergeFactor
+	} else if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
 		u.removeNew()
 		return nil, err
 	}
@@ -241,6 +250,9 @@ type update struct {
 	// unreadableBefore: the last run's unreadable files and why.
 	unreadableBefore map[skipKey]string
 	newSegs          []string
+	// background: a Merge without the index lock, writing its outputs
+	// as merge temporaries.
+	background bool
 }
 
 // readManifest reads the last run's manifest. An index of another format

@@ -12,7 +12,9 @@ package indexer
 // segments of them (the lines, their offsets and times come out the same;
 // retired spans are simply not read), and the new manifest names them in
 // the old ones' place, in the same atomic publish as the rest of the run.
-// Searches never wait: they keep the snapshot they opened.
+// Searches never wait: they keep the snapshot they opened. A run with
+// Options.MergeLater (serve's live runs) leaves the merges to Merge
+// (bgmerge.go), which does them beside later runs.
 
 import (
 	"context"
@@ -42,25 +44,15 @@ type mergeSeg struct {
 // merge picks merges among u.segments and rewrites them; a merge that
 // cannot be done (a file changed under it) leaves its segments as they are.
 func (u *update) merge(ctx context.Context, buf []byte) error {
-	if u.opt.NoMerge || len(u.segments) <= mergeFactor {
+	if u.opt.NoMerge {
 		return nil
 	}
-	live := map[uint64]int{} // file id -> index into u.next.Files
-	for i, f := range u.next.Files {
-		live[f.ID] = i
-	}
-	var cands []mergeSeg
-	for _, ref := range u.segments {
-		ms, ok := u.mergeable(ref, live)
-		if ok {
-			cands = append(cands, ms)
-		}
-	}
-	for _, set := range pickMerges(cands, u.opt.SegmentBytes) {
+	sets, live := u.mergeSets()
+	for _, set := range sets {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		refs, err := u.rewrite(ctx, set, live, buf)
+		refs, _, err := u.rewrite(ctx, set, live, buf)
 		if err != nil {
 			u.log.Warn().Err(err).Int("segments", len(set)).Msg("merge skipped")
 			continue
@@ -78,6 +70,25 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 		u.changed = true
 	}
 	return nil
+}
+
+// mergeSets picks the merges due among u.segments; live maps the ids of
+// u.next.Files to their index there (a span of another file is retired).
+func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
+	live = map[uint64]int{}
+	for i, f := range u.next.Files {
+		live[f.ID] = i
+	}
+	if len(u.segments) <= mergeFactor {
+		return nil, live
+	}
+	var cands []mergeSeg
+	for _, ref := range u.segments {
+		if ms, ok := u.mergeable(ref, live); ok {
+			cands = append(cands, ms)
+		}
+	}
+	return pickMerges(cands, u.opt.SegmentBytes), live
 }
 
 // mergeable opens a segment's small sections to weigh its live spans; a
@@ -153,6 +164,16 @@ func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
 	return sets
 }
 
+// outputName names a merge's next output segment: a run merging under the
+// index lock numbers it as any segment; a background merge (Merge) names
+// it for the directory's merge temporaries, numbered when it publishes.
+func (u *update) outputName() string {
+	if u.background {
+		return fmt.Sprintf("%s%016x.ldx", mergeTempPrefix, u.segID.Add(1)-1)
+	}
+	return fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+}
+
 // mergeSpan is a live span to read again.
 type mergeSpan struct {
 	rec         int // index into u.next.Files
@@ -166,13 +187,15 @@ type mergeSpan struct {
 // rewrite reads the live spans of a merge set from their files into new
 // segments of at most SegmentBytes each. The lines must come out as they
 // were indexed (same count, same end): else a file changed under the index
-// and the merge is abandoned.
-func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]int, buf []byte) ([]*mmapstore.SegmentRef, error) {
+// and the merge is abandoned. A background merge leaves out the files
+// that changed before it read them instead (dropped, by id): a live run
+// retires them, and commitMerge publishes only once one has.
+func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]int, buf []byte) (refs []*mmapstore.SegmentRef, dropped []uint64, err error) {
 	var spans []mergeSpan
 	for _, ms := range set {
 		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ms.ref.Name))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, sp := range s.Spans() {
 			ri, ok := live[s.Files()[sp.File].ID]
@@ -183,7 +206,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 			if sp.Timed {
 				if m.firstTime, _, err = s.LineTime(sp.FirstLine); err != nil {
 					s.Close()
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			spans = append(spans, m)
@@ -197,14 +220,13 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		}
 		return spans[i].start < spans[j].start
 	})
-	var refs []*mmapstore.SegmentRef
 	var b *builder
 	var ids []uint64
 	flush := func() error {
 		if b == nil || b.lines.NumLines() == 0 {
 			return nil
 		}
-		name := fmt.Sprintf("seg-%016x.ldx", u.segID.Add(1)-1)
+		name := u.outputName()
 		st, err := b.write(filepath.Join(u.opt.Dir, name))
 		if err != nil {
 			return fmt.Errorf("write segment %s: %w", name, err)
@@ -213,15 +235,24 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		b, ids = nil, nil
 		return nil
 	}
-	abandon := func(err error) ([]*mmapstore.SegmentRef, error) {
+	abandon := func(err error) ([]*mmapstore.SegmentRef, []uint64, error) {
 		for _, r := range refs {
 			removeSegment(u.opt.Dir, r.Name)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	for _, sp := range spans {
+	skip := -1 // a file (index into u.next.Files) left out
+	for i, sp := range spans {
 		if ctx.Err() != nil {
 			return abandon(ctx.Err())
+		}
+		if sp.rec == skip {
+			continue
+		}
+		if u.background && (i == 0 || spans[i-1].rec != sp.rec) && !u.unchanged(spans[i:]) {
+			skip = sp.rec
+			dropped = append(dropped, u.next.Files[sp.rec].ID)
+			continue
 		}
 		if b != nil && b.lines.RawBytes()+(sp.end-sp.start) > u.opt.SegmentBytes {
 			if err := flush(); err != nil {
@@ -259,5 +290,25 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 	if err := flush(); err != nil {
 		return abandon(err)
 	}
-	return refs, nil
+	return refs, dropped, nil
+}
+
+// unchanged tells whether the file of spans[0] still holds the bytes of
+// its spans (the first ones in spans): the same file, not shorter.
+func (u *update) unchanged(spans []mergeSpan) bool {
+	rec := &u.next.Files[spans[0].rec]
+	var end int64
+	for _, sp := range spans {
+		if sp.rec != spans[0].rec {
+			break
+		}
+		end = max(end, sp.end)
+	}
+	f, err := u.roots[rec.Root].openIdentity(rec)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && fi.Size() >= end && sameFile(f, rec)
 }

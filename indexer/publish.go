@@ -12,9 +12,15 @@ import (
 // Publishing a run: the new manifest, then collecting what it no longer
 // names.
 
+// removeTemps deletes the temporaries of a run that died before it
+// published; a background merge's own (mergeTempPrefix) are
+// removeStaleMerges' to judge: that merge may still be running.
 func removeTemps(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), mergeTempPrefix) {
+			continue
+		}
 		if strings.HasSuffix(e.Name(), ".tmp") || strings.HasSuffix(e.Name(), ".part") {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
@@ -48,7 +54,7 @@ func (u *update) publish() error {
 		if err := mmapstore.PublishManifest(u.opt.Dir, &u.next); err != nil {
 			return err
 		}
-		u.collect()
+		collect(u.opt.Dir, &u.next)
 		os.Remove(filepath.Join(u.opt.Dir, mmapstore.QuarantineName)) // what it listed is rebuilt
 	} else {
 		u.next = *u.old
@@ -68,17 +74,18 @@ func (u *update) publish() error {
 	return nil
 }
 
-// collect deletes segment files the new manifest does not list.
-func (u *update) collect() {
+// collect deletes the segment files in dir that m, just published, does
+// not list.
+func collect(dir string, m *mmapstore.Manifest) {
 	keep := map[string]bool{}
-	for _, s := range u.next.Segments {
+	for _, s := range m.Segments {
 		keep[s.Name] = true
 	}
-	ents, _ := os.ReadDir(u.opt.Dir)
+	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		n := e.Name()
 		if strings.HasPrefix(n, "seg-") && strings.HasSuffix(n, ".ldx") && !keep[n] {
-			os.Remove(filepath.Join(u.opt.Dir, n))
+			os.Remove(filepath.Join(dir, n))
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,20 +111,16 @@ func parseSeq(t *testing.T, text string) seqKey {
 // two rotating by rename and by copytruncate) and the server indexes
 // live, searches never see a line twice nor miss a line of an indexed
 // append-only log completed before they began, and a live tail receives
-// every line once. After the writers stop, one search finds every line
-// once.
+// every line once. Live runs leave merging to background merges (of small
+// segments, so that they happen often), which a tail must not mistake for
+// new lines. After the writers stop, one search finds every line once.
 func TestLiveWritersReaders(t *testing.T) {
 	fx := newFixture(t)
-	s, err := New(Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(),
-		Reindex: fx.reindexFunc(), LiveDelay: 20 * time.Millisecond, ReindexEvery: 500 * time.Millisecond})
-	must(t, err)
-	_, err = s.Reload()
-	must(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go s.Serve(ln)
+	var merged atomic.Int64
+	reindex, merge := fx.liveFuncs(16<<10, &merged)
+	s, url := serving(t, Options{IndexDir: fx.index, Display: []string{"logs"}, Logger: zerolog.Nop(),
+		Reindex: reindex, Merge: merge, LiveDelay: 20 * time.Millisecond, ReindexEvery: 500 * time.Millisecond})
 	defer s.Close()
-	url := "http://" + ln.Addr().String()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 
@@ -143,7 +138,7 @@ func TestLiveWritersReaders(t *testing.T) {
 		must(t, os.WriteFile(lw.path, nil, 0o644))
 	}
 	fx.reindex(t)
-	_, err = s.Reload()
+	_, err := s.Reload()
 	must(t, err)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -182,8 +177,11 @@ func TestLiveWritersReaders(t *testing.T) {
 		return ks
 	}
 	var searches int
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	// 2 s, and longer (up to 15 s) until a background merge published:
+	// rotations retire small segments, so slow (-race, loaded) runs may
+	// take a while to have enough for a merge.
+	deadline, longest := time.Now().Add(2*time.Second), time.Now().Add(15*time.Second)
+	for time.Now().Before(deadline) || merged.Load() == 0 && time.Now().Before(longest) {
 		before := []int64{writers[0].done.Load(), writers[1].done.Load()}
 		seen := map[seqKey]bool{}
 		for _, k := range search() {
@@ -266,5 +264,8 @@ func TestLiveWritersReaders(t *testing.T) {
 		}
 	}
 	check("tail", tailed)
-	t.Logf("%d lines, %d searches, %d rotations", want, searches, writers[2].rot+writers[3].rot)
+	if merged.Load() == 0 {
+		t.Error("no background merge happened")
+	}
+	t.Logf("%d lines, %d searches, %d rotations, %d segments merged", want, searches, writers[2].rot+writers[3].rot, merged.Load())
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -55,6 +57,42 @@ func (fx *fixture) reindexFunc() func(context.Context) (ReindexResult, error) {
 		}
 		return ReindexResult{Changed: res.Changed, Summary: "test"}, nil
 	}
+}
+
+// liveFuncs are serve's Reindex and Merge: live runs that leave merging
+// to the background merger, with segments of segBytes of logs; merged
+// counts the segments merged.
+func (fx *fixture) liveFuncs(segBytes int64, merged *atomic.Int64) (reindex, merge func(context.Context) (ReindexResult, error)) {
+	reindex = func(ctx context.Context) (ReindexResult, error) {
+		res, err := indexer.Update(ctx, indexer.Options{Dir: fx.index, Roots: []string{fx.logs}, SegmentBytes: segBytes, MergeLater: true, Logger: zerolog.Nop()})
+		if err != nil {
+			return ReindexResult{}, err
+		}
+		return ReindexResult{Changed: res.Changed, Summary: "test", MergeDue: res.MergeDue}, nil
+	}
+	merge = func(ctx context.Context) (ReindexResult, error) {
+		res, err := indexer.Merge(ctx, indexer.Options{Dir: fx.index, SegmentBytes: segBytes, Logger: zerolog.Nop()})
+		if err != nil {
+			return ReindexResult{}, err
+		}
+		merged.Add(int64(res.Merged))
+		return ReindexResult{Changed: res.Changed, Summary: "merged"}, nil
+	}
+	return reindex, merge
+}
+
+// serving makes a server of opt, opens its index and serves it on a
+// loopback port; it returns the server and its base URL.
+func serving(t *testing.T, opt Options) (*Server, string) {
+	t.Helper()
+	s, err := New(opt)
+	must(t, err)
+	_, err = s.Reload()
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	go s.Serve(ln)
+	return s, "http://" + ln.Addr().String()
 }
 
 func copyTree(t testing.TB, src, dst string) {

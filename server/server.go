@@ -29,8 +29,9 @@ import (
 
 // ReindexResult is what a Reindex func reports.
 type ReindexResult struct {
-	Changed bool   // a new manifest was published
-	Summary string // one line for the status page and the log
+	Changed  bool   // a new manifest was published
+	Summary  string // one line for the status page and the log
+	MergeDue bool   // segments may wait for Options.Merge
 }
 
 // Options configure a Server. Zero values take the defaults noted.
@@ -44,6 +45,11 @@ type Options struct {
 	// server only re-opens (someone else indexes).
 	Reindex      func(ctx context.Context) (ReindexResult, error)
 	ReindexEvery time.Duration
+	// Merge, when set, merges segments in the background: run in its own
+	// goroutine, one at a time, after a Reindex run that reports
+	// MergeDue, so that re-index runs never wait for a merge; the server
+	// re-opens the index when it reports Changed. Cancelled on Shutdown.
+	Merge func(ctx context.Context) (ReindexResult, error)
 	// LiveDelay, when > 0, re-indexes that long after the inotify watch
 	// reports a change beneath the roots (live indexing); 0 leaves it to
 	// ReindexEvery and TriggerReindex.
@@ -174,6 +180,7 @@ type Server struct {
 	loopStop context.CancelFunc
 	loopDone chan struct{}
 	trigger  chan struct{}
+	mergeDue chan struct{}
 	// watchSet wakes the re-index loop when the watch starts or is
 	// replaced, so that it waits on the new one's changes.
 	watchSet chan struct{}
@@ -213,6 +220,7 @@ func New(opt Options) (*Server, error) {
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
 		trigger:   make(chan struct{}, 1),
+		mergeDue:  make(chan struct{}, 1),
 		watchSet:  make(chan struct{}, 1),
 		tailFeed:  newTailFeed(),
 		tailStop:  make(chan struct{}),
@@ -256,7 +264,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.reloadMu.Unlock()
 	go func() {
 		defer close(s.loopDone)
+		merging := make(chan struct{})
+		go func() { defer close(merging); s.mergeLoop(ctx) }()
 		s.reindexLoop(ctx)
+		<-merging
 	}()
 	if o.SocketSendBuffer > 0 {
 		ln = &sndbufListener{Listener: ln, size: o.SocketSendBuffer}

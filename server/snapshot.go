@@ -179,6 +179,40 @@ func (s *Server) reindexLoop(ctx context.Context) {
 	}
 }
 
+// mergeLoop runs Options.Merge each time a re-index run reports merges
+// due (requests meanwhile coalesce), and re-opens the index after one
+// that published.
+func (s *Server) mergeLoop(ctx context.Context) {
+	if s.opt.Merge == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.mergeDue:
+		}
+		t0 := time.Now()
+		res, err := s.opt.Merge(ctx)
+		if err == nil && res.Changed {
+			_, err = s.Reload()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.log.Error().Err(err).Msg("background merge failed; still serving the previous snapshot")
+		case res.Changed:
+			s.log.Debug().Dur("took", time.Since(t0)).Msg(res.Summary)
+			// A merge can fill the next tier: look again.
+			select {
+			case s.mergeDue <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // reindexState is what /api/status tells of re-indexing.
 type reindexState struct {
 	mu       sync.Mutex
@@ -215,6 +249,12 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 		var res ReindexResult
 		res, err = s.opt.Reindex(ctx)
 		run.Summary = res.Summary
+		if err == nil && res.MergeDue {
+			select {
+			case s.mergeDue <- struct{}{}:
+			default:
+			}
+		}
 	}
 	changed := false
 	if err == nil {

@@ -146,7 +146,7 @@ func noStrays(t *testing.T, idx string) {
 	t.Helper()
 	m, err := mmapstore.ReadManifest(idx)
 	must(t, err)
-	listed := map[string]bool{mmapstore.ManifestName: true, "LOCK": true}
+	listed := map[string]bool{mmapstore.ManifestName: true, "LOCK": true, "MERGE.LOCK": true}
 	for _, s := range m.Segments {
 		listed[s.Name] = true
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/logdex/logdex/server"
 	"github.com/logdex/logdex/web"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 const serveUsage = `Usage: logdex serve [flags] PATH...
@@ -29,7 +30,7 @@ const serveUsage = `Usage: logdex serve [flags] PATH...
 Indexes PATH (or brings its index up to date), serves the HTTP API and web
 UI at --addr, indexes appended lines as they come (--live-delay after a
 change inotify reports), re-indexes every --reindex and on SIGHUP, merging
-small segments as it goes, and shuts down
+small segments in the background, and shuts down
 gracefully on SIGINT or SIGTERM. Listening starts at once; /readyz answers
 200 once an index is open. Binding a non-loopback address requires a token
 (--auth-token or LOGDEX_TOKEN), then sent as "Authorization: Bearer TOKEN".
@@ -152,11 +153,25 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		if !progress {
 			level = zerolog.WarnLevel // live runs come several a second: warnings only
 		}
-		res, err := e.updateIndex(ctx, dir, paths, sf.segMB<<20, progress, level)
+		// Merging is left to the background merger: appended lines
+		// never wait for it.
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true}
+		res, err := e.updateIndexOpt(ctx, opt, progress, level)
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
-		return server.ReindexResult{Changed: res.Changed, Summary: summary(res)}, nil
+		return server.ReindexResult{Changed: res.Changed, Summary: summary(res), MergeDue: res.MergeDue}, nil
+	}
+	merge := func(ctx context.Context) (server.ReindexResult, error) {
+		opt := indexer.Options{Dir: dir, SegmentBytes: sf.segMB << 20, Logger: newLogger(e.stderr, zerolog.WarnLevel)}
+		opt.MergesWritten = mergePause(opt.Logger)
+		var res *indexer.Result
+		var err error
+		lowPriority(func() { res, err = indexer.Merge(ctx, opt) })
+		if err != nil {
+			return server.ReindexResult{}, err
+		}
+		return server.ReindexResult{Changed: res.Changed, Summary: fmt.Sprintf("merged %d segments into %d", res.Merged, res.NewSegs)}, nil
 	}
 	switch sf.warmup {
 	case mmapstore.WarmStaged, mmapstore.WarmEager, mmapstore.WarmOff:
@@ -169,7 +184,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	}
 	opt := server.Options{
 		Warmup:   &mmapstore.WarmOptions{Mode: sf.warmup, Rate: sf.warmupRate * 1e6, MaxBytes: warmMax},
-		IndexDir: dir, Display: display, Reindex: reindex, ReindexEvery: sf.reindex, AuthToken: sf.token,
+		IndexDir: dir, Display: display, Reindex: reindex, Merge: merge, ReindexEvery: sf.reindex, AuthToken: sf.token,
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		MaxStreams: sf.maxStreams, MaxStreamsPerClient: sf.maxStreamsPerClient,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
@@ -239,6 +254,20 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 			return 2
 		}
 	}
+}
+
+// lowPriority runs f on a thread of its own at nice +10, so that a
+// background merge yields the CPU to live runs and searches, and ends the
+// thread after it (raising the nice value back needs privileges).
+func lowPriority(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 10)
+		f()
+	}()
+	<-done
 }
 
 // physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
