@@ -24,6 +24,10 @@ type Delta struct {
 	// Copies maps a new file to the file it is a copy of (copytruncate's):
 	// it holds that file's lines under the same numbers.
 	Copies map[uint64]uint64
+	// Gone are the records of prev's files this snapshot no longer has
+	// (truncated, replaced, deleted): pass the last few generations' to
+	// Delta, as a copy made of one may be indexed only a run later.
+	Gone []mmapstore.FileRecord
 }
 
 // Delta is the lines this searcher's index holds that prev (an earlier
@@ -35,8 +39,10 @@ type Delta struct {
 // line, except a log's past: a compressed file (a rotation compressed;
 // its lines were new when the live file had them) or copytruncate's copy
 // of a file that prev knew (same log, same start), which continues where
-// that file is (or was, when it is gone or replaced since).
-func (s *Searcher) Delta(prev *mmapstore.Index) Delta {
+// that file is (or was, when it is gone or replaced since). gone are
+// files earlier snapshots dropped (earlier Deltas' Gone): copytruncate's
+// copy may be indexed a run after its source was found truncated.
+func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) Delta {
 	d := map[uint64]LineRange{}
 	dl := Delta{Lines: d, Copies: map[uint64]uint64{}}
 	if prev == nil {
@@ -66,7 +72,12 @@ func (s *Searcher) Delta(prev *mmapstore.Index) Delta {
 		} else {
 			if sources == nil {
 				sources = map[logKey][]mmapstore.FileRecord{}
-				for _, old := range prev.Files() {
+				seen := map[uint64]bool{}
+				for _, old := range append(prev.Files(), gone...) {
+					if seen[old.ID] {
+						continue
+					}
+					seen[old.ID] = true
 					if old.FPLen > 0 && old.Compression == "" {
 						sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
 					}
@@ -83,6 +94,11 @@ func (s *Searcher) Delta(prev *mmapstore.Index) Delta {
 		}
 		if rec.Lines >= from {
 			d[rec.ID] = LineRange{From: from, To: rec.Lines + 1}
+		}
+	}
+	for _, old := range prev.Files() {
+		if _, ok := s.byID[old.ID]; !ok {
+			dl.Gone = append(dl.Gone, old)
 		}
 	}
 	for id, n := range copied {

@@ -155,6 +155,9 @@ func (o *Options) defaults() {
 	}
 }
 
+// maxRecentlyGone bounds Server.recentlyGone.
+const maxRecentlyGone = 1024
+
 // Server is the HTTP service over the current index snapshot.
 type Server struct {
 	opt       Options
@@ -171,6 +174,9 @@ type Server struct {
 	seq      atomic.Uint64
 	reloadMu sync.Mutex
 	closed   bool                       // under reloadMu: no more snapshots
+	// recentlyGone: files recent snapshots dropped, under reloadMu, for
+	// Delta to recognise copytruncate's copy indexed a run late.
+	recentlyGone []mmapstore.FileRecord
 	watch    *live.Watch                // under reloadMu
 	watchKey string                     // the roots watched
 	watching atomic.Pointer[live.Watch] // s.watch, for status readers

@@ -36,6 +36,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 		}
 	}
 	var fl query.Follower
+	var gone []mmapstore.FileRecord // files recent snapshots dropped (Delta)
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -68,7 +69,10 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 			continue
 		}
 		next := &openedIndex{s: query.NewScopedSearcher(ix, oi.scopes), ix: ix, dir: oi.dir, build: oi.build, scopes: oi.scopes, withPath: oi.withPath}
-		delta := next.s.Delta(oi.ix)
+		delta := next.s.Delta(oi.ix, gone...)
+		if gone = append(gone, delta.Gone...); len(gone) > 1024 {
+			gone = gone[len(gone)-1024:]
+		}
 		oi.close()
 		*oi = *next
 		pr.s = oi.s
