@@ -57,7 +57,7 @@ func TestRegexpBufferShapes(t *testing.T) {
 }
 
 func TestRegexpLongLines(t *testing.T) {
-	big := bytes.Repeat([]byte("0123456789 abcdefghij é \xff "), 1<<20/25)
+	big := bytes.Repeat([]byte("0123456789 abcdefghij é \xff "), 1<<20/25/raceScale)
 	lines := []string{string(big), "", string(big) + "foo", "foo" + string(big), "short", string(big[:200])}
 	for _, final := range []bool{false, true} {
 		buf := joinLines(lines, final)
