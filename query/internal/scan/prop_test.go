@@ -86,7 +86,7 @@ func randLine(r *rand.Rand) string {
 func TestRegexpProperty(t *testing.T) {
 	// LOGDEX_LONG=1 runs the thorough search; SCAN_PROP="iterations seed"
 	// a longer or different one.
-	iters, seed := 600, uint64(1)
+	iters, seed := 600/raceScale, uint64(1)
 	if os.Getenv("LOGDEX_LONG") != "" {
 		iters = 4000
 	}
