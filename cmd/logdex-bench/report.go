@@ -103,7 +103,7 @@ func (r *Report) Markdown() string {
 	if m.LogdexTree != "" {
 		tree = " (" + m.LogdexTree + ")"
 	}
-	p("logdex: commit %s%s, binary built with `CGO_ENABLED=0 go build` for this run  \n", orNA(m.LogdexRev), tree)
+	p("logdex: commit %s%s, binary %s  \n", orNA(m.LogdexRev), tree, orNA(m.Build))
 	for _, cr := range r.Corpora {
 		p("Corpus %s: %s  \n", cr.Profile, cr.Corpus.describe())
 	}

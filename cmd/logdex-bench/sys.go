@@ -31,6 +31,7 @@ type Machine struct {
 	Date       string `json:"date"`
 	LogdexRev  string `json:"logdex_rev"`
 	LogdexTree string `json:"logdex_tree"` // "clean" or "uncommitted changes"
+	Build      string `json:"logdex_build"` // how the binary measured was made
 }
 
 func describeMachine(modRoot string) Machine {
