@@ -30,7 +30,7 @@ type Machine struct {
 	Wrk        string `json:"wrk"`
 	Date       string `json:"date"`
 	LogdexRev  string `json:"logdex_rev"`
-	LogdexTree string `json:"logdex_tree"` // "clean" or "uncommitted changes"
+	LogdexTree string `json:"logdex_tree"`  // "clean" or "uncommitted changes"
 	Build      string `json:"logdex_build"` // how the binary measured was made
 }
 
