@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LOGDEX_BENCH_FAKE_SERVE") == "1" {
 		os.Exit(fakeServe(os.Args[1:]))
 	}
+	testBuild = true
 	os.Exit(m.Run())
 }
 
