@@ -107,7 +107,7 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries, loggen corpus (median of 1)",
 		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
 		"### Speed-up over rg, geometric mean of the queries", "| highcard | 15 |", "### Scaling", "### Server, loggen corpus",
-		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
+		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "| floor: minimal Go net/http server", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
 		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())

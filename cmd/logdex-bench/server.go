@@ -143,7 +143,41 @@ func (b *bench) server(cr *CorpusResult) error {
 	} else {
 		res.Notes = append(res.Notes, "no planted "+needle+" needle in this corpus: needle load not measured")
 	}
-	return b.serverLoad(res, nc, common, res.Probe, false, []int{1, 64})
+	if err := b.serverLoad(res, nc, common, res.Probe, false, []int{1, 64}); err != nil {
+		return err
+	}
+	return b.serverFloor(res, nc.url(res.Probe), common)
+}
+
+// serverFloor measures the floor the uncached figures stand beside: a
+// minimal Go net/http server in this process answering every request with
+// the body logdex gave for the same page (same size, same Content-Type),
+// at 64 connections, under the same load generator.
+func (b *bench) serverFloor(res *ServerResult, u, what string) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		res.Notes = append(res.Notes, fmt.Sprintf("floor not measured: GET %s: %d %v", u, resp.StatusCode, err))
+		return nil
+	}
+	ct := resp.Header.Get("Content-Type")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ct)
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	floor := &served{addr: ln.Addr().String()}
+	name := fmt.Sprintf("floor: minimal Go net/http server, the same %s body (%d bytes)", what, len(body))
+	return b.serverLoad(res, floor, name, "/", false, []int{64})
 }
 
 // served is a running logdex serve.
