@@ -195,7 +195,7 @@ func TestServerSection(t *testing.T) {
 			t.Fatal(err)
 		}
 		cr := &CorpusResult{Profile: c.Profile, Corpus: c, index: ixDir}
-		wantLoad := 5 // mallory at 1, 16, 64 connections cached, 1 and 64 uncached
+		wantLoad := 6 // mallory at 1, 16, 64 connections cached, 1 and 64 uncached; the floor
 		if _, ok := c.needle(loggen.NeedleReqID); ok {
 			wantLoad += 2
 		}
@@ -211,6 +211,9 @@ func TestServerSection(t *testing.T) {
 			if l.QPS <= 0 || l.P99 < l.P50 || l.Errors > 0 {
 				t.Errorf("wrk=%v: load row %+v", wrk, l)
 			}
+		}
+		if floor := res.Load[len(res.Load)-1]; !strings.HasPrefix(floor.Query, "floor: ") || floor.Conns != 64 {
+			t.Errorf("wrk=%v: the last load row is not the floor: %+v", wrk, floor)
 		}
 		_, size := largestFile(c)
 		for _, tr := range res.Transfer {
