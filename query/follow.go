@@ -26,8 +26,22 @@ type Delta struct {
 	Copies map[uint64]uint64
 	// Gone are the records of prev's files this snapshot no longer has
 	// (truncated, replaced, deleted): pass the last few generations' to
-	// Delta, as a copy made of one may be indexed only a run later.
+	// Delta (see KeepGone), as a copy made of one may be indexed only a
+	// run later.
 	Gone []mmapstore.FileRecord
+}
+
+// maxGone bounds the records KeepGone keeps.
+const maxGone = 1024
+
+// KeepGone returns gone with d.Gone added, the most recent maxGone of
+// them: what to pass to the next Delta.
+func (d Delta) KeepGone(gone []mmapstore.FileRecord) []mmapstore.FileRecord {
+	gone = append(gone, d.Gone...)
+	if n := len(gone); n > maxGone {
+		gone = append(gone[:0], gone[n-maxGone:]...)
+	}
+	return gone
 }
 
 // Delta is the lines this searcher's index holds that prev (an earlier
@@ -72,12 +86,9 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 		} else {
 			if sources == nil {
 				sources = map[logKey][]mmapstore.FileRecord{}
-				seen := map[uint64]bool{}
-				for _, old := range append(prev.Files(), gone...) {
-					if seen[old.ID] {
-						continue
-					}
-					seen[old.ID] = true
+				// (gone holds files no later snapshot has: file ids are
+				// never reused, so none is also in prev.)
+				for _, old := range slices.Concat(prev.Files(), gone) {
 					if old.FPLen > 0 && old.Compression == "" {
 						sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
 					}

@@ -133,14 +133,16 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 				// bucket, and no hit needs its own time: 64 lines at a
 				// time without decoding their times.
 				decided := false
-				if tg, next, ok, err := t.times.groupOf(id); err != nil {
-					return err
-				} else if ok && (t.tr != nil || t.hist != nil) {
-					if t.tr != nil && (tg.Max < t.tr.From || tg.Min >= t.tr.To) {
+				if t.tr != nil || t.hist != nil {
+					tg, next, ok, err := t.times.groupOf(id)
+					if err != nil {
+						return err
+					}
+					if ok && t.tr != nil && (tg.Max < t.tr.From || tg.Min >= t.tr.To) {
 						it.AdvanceIfNeeded(next)
 						continue
 					}
-					if (!t.wantTimes || full()) && (t.tr == nil || t.tr.From <= tg.Min && tg.Max < t.tr.To) && (t.hist == nil || t.hist.sameBucket(tg.Min, tg.Max)) {
+					if ok && (!t.wantTimes || full()) && (t.tr == nil || t.tr.From <= tg.Min && tg.Max < t.tr.To) && (t.hist == nil || t.hist.sameBucket(tg.Min, tg.Max)) {
 						ts, timed, decided = tg.Min, true, true
 					}
 				}

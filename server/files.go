@@ -142,15 +142,21 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		s.openError(w, r, f, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	// Logs hold whatever was logged (<script> included): never let a
-	// browser run or sniff it.
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": path.Base(f.Path)}))
+	h := logHeaders(w, path.Base(f.Path))
 	h.Set("ETag", etag(st))
 	http.ServeContent(w, r, "", st.ModTime(), fh)
+}
+
+// logHeaders sets the headers of a log file's bytes sent as they are, named
+// filename. Logs hold whatever was logged (<script> included): never let a
+// browser run or sniff them.
+func logHeaders(w http.ResponseWriter, filename string) http.Header {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": filename}))
+	return h
 }
 
 // compressedContent serves a compressed file's decompressed content, Range
@@ -169,12 +175,7 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 		s.openError(w, r, f, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	name := strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
-	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": name}))
+	h := logHeaders(w, strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path)))
 	h.Set("Vary", "Accept-Encoding")
 	if f.Record().Compression == "gzip" && r.Header.Get("Range") == "" && acceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")

@@ -155,9 +155,6 @@ func (o *Options) defaults() {
 	}
 }
 
-// maxRecentlyGone bounds Server.recentlyGone.
-const maxRecentlyGone = 1024
-
 // Server is the HTTP service over the current index snapshot.
 type Server struct {
 	opt       Options

@@ -97,10 +97,7 @@ func (s *Server) Reload() (bool, error) {
 	sn.refs.Store(1)
 	s.startWarmup(sn)
 	delta := sn.s.Delta(prev, s.recentlyGone...) // before prev can close
-	s.recentlyGone = append(s.recentlyGone, delta.Gone...)
-	if n := len(s.recentlyGone); n > maxRecentlyGone {
-		s.recentlyGone = append(s.recentlyGone[:0], s.recentlyGone[n-maxRecentlyGone:]...)
-	}
+	s.recentlyGone = delta.KeepGone(s.recentlyGone)
 	old := s.cur.Swap(sn)
 	// Served first, then fed: a tail reading this generation finds a
 	// snapshot that holds its lines.

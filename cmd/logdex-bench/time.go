@@ -99,12 +99,7 @@ func (b *bench) timeSection() error {
 		return err
 	}
 	defer closeS()
-	mix, err := mmapstore.Open(ix)
-	if err != nil {
-		return err
-	}
-	lo, hi, ok := mix.TimeRange()
-	mix.Close()
+	lo, hi, ok := s.Index().TimeRange()
 	if !ok {
 		res.Skipped = "the index has no timed lines"
 		return nil

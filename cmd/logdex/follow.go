@@ -70,9 +70,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 		}
 		next := &openedIndex{s: query.NewScopedSearcher(ix, oi.scopes), ix: ix, dir: oi.dir, build: oi.build, scopes: oi.scopes, withPath: oi.withPath}
 		delta := next.s.Delta(oi.ix, gone...)
-		if gone = append(gone, delta.Gone...); len(gone) > 1024 {
-			gone = gone[len(gone)-1024:]
-		}
+		gone = delta.KeepGone(gone)
 		oi.close()
 		*oi = *next
 		pr.s = oi.s
