@@ -73,3 +73,63 @@ func TestTotalBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralCountedFromIndex: a literal of digits, dots and '_' that one
+// atom covers whole is counted from the postings without reading a line
+// (nothing in it has case, so the terms hold it as the lines do); other
+// literals are verified. Both give the count grep would.
+func TestLiteralCountedFromIndex(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "conn from 10.213.7.%d:%d id=req_%05d v1.2.%d ERROR Error\n", i%256, 8000+i%50, i, i%7)
+		if i%100 == 0 {
+			b.WriteString("peer 110.213.7.42 and 10.213.7.421 and 10.213.7.42\n")
+		}
+	}
+	data := b.String()
+	if err := os.WriteFile(filepath.Join(root, "app.log"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := testIndex(t, 64<<10, root)
+	cases := []struct {
+		lit    string
+		unread bool // counted without reading lines
+		fold   bool
+	}{
+		{"10.213.7.42", true, false},
+		{"0.213.7.4", true, false},
+		{"213.7.42", true, false},
+		{"_0042", true, false},
+		{"0042", true, true},
+		{"8042", true, false},
+		{"1.2.3", true, false},
+		{"req_0042", false, false}, // letters: the term req_00042 also comes from REQ_00042
+		{"7.42:80", false, false},  // the ':' is no part of a term
+		{"ERROR", false, false},    // "error" is also the term of "Error"
+		{".213.", false, false},    // no atom covers the dots at its ends
+	}
+	lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+	for _, c := range cases {
+		var want int64
+		for _, l := range lines {
+			if strings.Contains(l, c.lit) {
+				want++
+			}
+		}
+		q, err := Compile([]string{c.lit}, lang.ModeLiteral, c.fold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.Search(context.Background(), q, Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Total != want {
+			t.Errorf("-F %q: count %d, want %d", c.lit, st.Total, want)
+		}
+		if unread := st.Verified == 0 && st.Scanned == 0; unread != c.unread {
+			t.Errorf("-F %q: counted without reading = %t (verified %d, scanned %d), want %t", c.lit, unread, st.Verified, st.Scanned, c.unread)
+		}
+	}
+}

@@ -71,9 +71,7 @@ func (e *segEval) eval(n lang.Node) (cset, error) {
 		c.exact = false // adjacency is checked on the line
 		return c, err
 	case *lang.Literal:
-		c, err := e.literal(n.Text, false)
-		c.exact = false
-		return c, err
+		return e.literal(n.Text, false)
 	case *lang.Regex:
 		c, err := e.req(e.q.reqs[n])
 		c.exact = false
@@ -345,12 +343,14 @@ func (e *segEval) atomSet(a atom, budget int) (*roaring.Bitmap, bool, error) {
 }
 
 // literal narrows "line contains p" through its atoms, cheapest first, and
-// stops early once few candidates remain.
+// stops early once few candidates remain. The set is exact when an atom
+// that is all of p, and p has no letters, was applied: see sufficientAtom.
 func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 	atoms := e.q.literalAtoms(p, unicodeFold)
 	if len(atoms) == 0 {
 		return cset{all: true}, nil
 	}
+	exact := false
 	// Exact terms first (rarest first), then prefixes, then dictionary scans.
 	type scored struct {
 		a    atom
@@ -405,6 +405,7 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 				return cset{}, err
 			}
 			acc = cset{bm: bm}
+			exact = exact || sufficientAtom(p, s.a)
 			if bm.IsEmpty() {
 				break
 			}
@@ -418,11 +419,33 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 			continue
 		}
 		acc = e.and(acc, cset{bm: bm})
+		exact = exact || sufficientAtom(p, s.a)
 		if acc.bm.IsEmpty() {
 			break
 		}
 	}
+	acc.exact = exact && !acc.all
 	return acc, nil
+}
+
+// sufficientAtom reports whether every line holding a term that a matches
+// contains p, so that the atom's lines (outside unindexed ones) are exactly
+// the lines containing p: the atom is the whole of p, and p is made of
+// digits, '_' and dots only. Those bytes have no case, so a folded term
+// holds them exactly as the line does; letters do not qualify (the term
+// "error" also comes from "ERROR", and a Kelvin sign folds to "k"). The
+// other atoms' sets contain every line that contains p, so ANDed with this
+// one the set stays exact.
+func sufficientAtom(p []byte, a atom) bool {
+	if len(p) == 0 || !bytes.Equal(a.text, p) {
+		return false
+	}
+	for _, c := range p {
+		if c != '_' && !isDigitOrDot(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *segEval) df(t []byte) int {
