@@ -40,7 +40,11 @@ type Options struct {
 	Roots        []string // PATH arguments, as given
 	SegmentBytes int64    // 0: DefaultSegmentBytes
 	Workers      int      // 0: GOMAXPROCS
-	Logger       zerolog.Logger
+	// WorkerStart, when set, runs first on each worker goroutine that
+	// reads and tokenizes log files (serve locks it to a thread of lower
+	// priority, so that live runs yield the CPU to searches).
+	WorkerStart func()
+	Logger      zerolog.Logger
 	// Progress, when set, is called about every 200 ms with bytes read so
 	// far and bytes planned.
 	Progress func(done, total int64)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/logdex/logdex/indexer"
@@ -296,4 +297,25 @@ func TestHugeLine(t *testing.T) {
 			t.Fatalf("%.20s: total %v err %v, want %d", tc.q, st.Total, err, tc.want)
 		}
 	}
+}
+
+// TestWorkerStart: every worker that reads log files runs the hook first
+// (serve lowers their threads' priority with it), and the run's answers
+// are unchanged by it.
+func TestWorkerStart(t *testing.T) {
+	root := t.TempDir()
+	dir := t.TempDir()
+	for i := range 4 {
+		write(t, filepath.Join(root, fmt.Sprintf("%d.log", i)), strings.Repeat(fmt.Sprintf("line %d\n", i), 100), os.O_TRUNC)
+	}
+	var calls atomic.Int32
+	opt := indexer.Options{Dir: dir, Roots: []string{root}, Workers: 3, Logger: zerolog.Nop(), WorkerStart: func() { calls.Add(1) }}
+	if _, err := indexer.Update(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("WorkerStart ran %d times, want once per worker (3)", n)
+	}
+	got, _ := searchAll(t, dir, root)
+	same(t, "indexed", got, fileLines(t, root))
 }

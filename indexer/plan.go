@@ -120,6 +120,9 @@ func (u *update) build(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if u.opt.WorkerStart != nil {
+				u.opt.WorkerStart()
+			}
 			buf := make([]byte, readBlock)
 			for j := range jobs {
 				if ctx.Err() != nil {

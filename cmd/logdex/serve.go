@@ -155,7 +155,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
-		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true}
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, WorkerStart: lowerPriority}
 		res, err := e.updateIndexOpt(ctx, opt, progress, level)
 		if err != nil {
 			return server.ReindexResult{}, err
@@ -268,6 +268,15 @@ func lowPriority(f func()) {
 		f()
 	}()
 	<-done
+}
+
+// lowerPriority puts the calling goroutine on a thread of its own at nice
+// +5 until it returns (the thread then exits): the indexer's workers call
+// it, so that a live run's reading and tokenizing yields the CPU to
+// searches, yet still wins over a merge at +10.
+func lowerPriority() {
+	runtime.LockOSThread()
+	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 5)
 }
 
 // physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
