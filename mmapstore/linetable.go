@@ -2,6 +2,7 @@ package mmapstore
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 )
 
@@ -54,9 +55,24 @@ func (t *LineTable) EndSpan() {
 	} else if sp.Timed {
 		ts := t.times[sp.FirstLine : sp.FirstLine+sp.NumLines]
 		sp.MinTime, sp.MaxTime = slices.Min(ts), slices.Max(ts)
+		sp.TimeSorted = groupsSorted(ts)
 		t.spans[t.cur] = sp
 	}
 	t.cur = -1
+}
+
+// groupsSorted reports whether the line groups of a span with times ts
+// follow each other in time: every group's max ≤ the next group's min.
+func groupsSorted(ts []int64) bool {
+	prevMax := int64(math.MinInt64)
+	for g := 0; g < len(ts); g += GroupSize {
+		grp := ts[g:min(g+GroupSize, len(ts))]
+		if slices.Min(grp) < prevMax {
+			return false
+		}
+		prevMax = slices.Max(grp)
+	}
+	return true
 }
 
 // SetTime gives line id of the open span its time (unix ns) and marks the

@@ -45,6 +45,10 @@ type Span struct {
 	// SectionLineTimes); MinTime and MaxTime (unix ns) bound them.
 	Timed            bool
 	MinTime, MaxTime int64
+	// TimeSorted: the span's line groups follow each other in time (each
+	// group's max ≤ the next group's min), so a time range's groups are
+	// found by binary search.
+	TimeSorted bool
 }
 
 // Segment is an open, mapped, immutable index segment. Its methods are safe
@@ -383,7 +387,9 @@ func (s *Segment) decodeSpans() error {
 		sp.EndOffset = sp.StartOffset + int64(d.Uvarint())
 		sp.StartLineNo = int64(d.Uvarint())
 		sp.FirstGroup = uint32(d.Int(int(ngroups)))
-		if sp.Timed = d.Uvarint()&1 != 0; sp.Timed {
+		flags := d.Uvarint()
+		sp.TimeSorted = flags&2 != 0
+		if sp.Timed = flags&1 != 0; sp.Timed {
 			sp.MinTime = unzigzag(d.Uvarint())
 			sp.MaxTime = unzigzag(d.Uvarint())
 		}
@@ -392,6 +398,9 @@ func (s *Segment) decodeSpans() error {
 		}
 		if sp.Timed && sp.MinTime > sp.MaxTime {
 			return s.corrupt("spans", -1, "span %d's time range inverted", i)
+		}
+		if sp.TimeSorted && !sp.Timed {
+			return s.corrupt("spans", -1, "span %d sorted in time without times", i)
 		}
 		if sp.NumLines == 0 || sp.EndOffset < sp.StartOffset || sp.StartLineNo < 1 ||
 			uint64(sp.FirstGroup)+uint64((sp.NumLines+GroupSize-1)/GroupSize) > ngroups {

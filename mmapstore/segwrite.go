@@ -198,7 +198,11 @@ func appendSpans(b []byte, spans []Span) []byte {
 		b = binary.AppendUvarint(b, uint64(sp.StartLineNo))
 		b = binary.AppendUvarint(b, uint64(sp.FirstGroup))
 		if sp.Timed {
-			b = binary.AppendUvarint(b, 1)
+			flags := uint64(1)
+			if sp.TimeSorted {
+				flags |= 2
+			}
+			b = binary.AppendUvarint(b, flags)
 			b = binary.AppendUvarint(b, zigzag(sp.MinTime))
 			b = binary.AppendUvarint(b, zigzag(sp.MaxTime))
 		} else {

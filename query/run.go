@@ -73,6 +73,15 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		}
 		hi = sp.FirstLine + uint32(t.until-sp.StartLineNo) + 1
 	}
+	if t.times != nil && t.tr != nil {
+		var err error
+		if lo, hi, err = t.times.window(t.tr, lo, hi); err != nil {
+			return err
+		}
+		if hi <= lo {
+			return nil
+		}
+	}
 	n := rangeCard(p.cands, lo, hi)
 	t.candidates = int64(n)
 	var nverify uint64

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logtime"
 	"github.com/logdex/logdex/query/lang"
 )
@@ -53,6 +54,22 @@ func TestTimeRanges(t *testing.T) {
 	lo, hi, ok := s.Index().TimeRange()
 	if !ok {
 		t.Fatal("no timed lines in the corpora")
+	}
+	// Both kinds of timed spans are met: groups in time order (found by
+	// binary search) and not (filtered group by group).
+	var sorted, unsorted int
+	for _, seg := range s.segs {
+		for _, sp := range seg.Spans() {
+			switch {
+			case sp.TimeSorted:
+				sorted++
+			case sp.Timed && sp.NumLines > mmapstore.GroupSize:
+				unsorted++
+			}
+		}
+	}
+	if sorted == 0 || unsorted == 0 {
+		t.Fatalf("timed spans: %d in time order, %d not; want both", sorted, unsorted)
 	}
 	seed := testSeed()
 	g := &queryGen{r: rand.New(rand.NewPCG(seed, 23)), lines: lines}

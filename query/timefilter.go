@@ -9,6 +9,7 @@ package query
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -154,6 +155,42 @@ func (st *spanTimes) groupOf(id uint32) (tg mmapstore.TimeGroup, next uint32, ok
 		st.entryK = int64(k)
 	}
 	return st.entry, st.sp.FirstLine + (k+1)*mmapstore.GroupSize, st.entry.Timed, nil
+}
+
+// window narrows [lo, hi), segment lines of the span, to the groups that
+// may hold lines of tr: in a span whose groups follow each other in time
+// (Span.TimeSorted), groups' mins and maxes both only grow, so the first
+// group ending at or after tr.From and the first starting at or after
+// tr.To are found by binary search, reading a few entries instead of one
+// per group with candidates.
+func (st *spanTimes) window(tr *TimeRange, lo, hi uint32) (uint32, uint32, error) {
+	if tr == nil || !st.sp.TimeSorted || hi <= lo {
+		return lo, hi, nil
+	}
+	first, last := (lo-st.sp.FirstLine)/mmapstore.GroupSize, (hi-1-st.sp.FirstLine)/mmapstore.GroupSize
+	var err error
+	search := func(pred func(tg mmapstore.TimeGroup) bool) uint32 {
+		return first + uint32(sort.Search(int(last-first+1), func(k int) bool {
+			if err != nil {
+				return true
+			}
+			tg, e := st.seg.TimeGroupOf(st.sp.FirstGroup + first + uint32(k))
+			if e != nil {
+				err = e
+				return true
+			}
+			return pred(tg)
+		}))
+	}
+	gLo := search(func(tg mmapstore.TimeGroup) bool { return tg.Max >= tr.From })
+	gHi := search(func(tg mmapstore.TimeGroup) bool { return tg.Min >= tr.To })
+	if err != nil {
+		return lo, hi, err
+	}
+	if gHi <= gLo {
+		return lo, lo, nil
+	}
+	return max(lo, st.sp.FirstLine+gLo*mmapstore.GroupSize), min(hi, st.sp.FirstLine+gHi*mmapstore.GroupSize), nil
 }
 
 // at returns the time of segment line id (in the span).
