@@ -87,7 +87,7 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 		if err != nil {
 			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 		}
-		return roaring.BitmapOf(ids...), nil
+		return bitmapOfSorted(ids), nil
 	}
 	bm = roaring.New()
 	if _, err := bm.FromBuffer(l.body); err != nil {
@@ -191,3 +191,18 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 }
 
 func pad8(off uint64) uint64 { return (8 - off%8) % 8 }
+
+// bitmapOfSorted builds the bitmap of increasing ids. A list denser than
+// one id in 64 goes through a plain bitset (one store per id, then whole
+// containers at once): adding ids one by one cost most of counting a
+// common word.
+func bitmapOfSorted(ids []uint32) *roaring.Bitmap {
+	if len(ids) < 4096 || uint64(len(ids))*64 < uint64(ids[len(ids)-1]) {
+		return roaring.BitmapOf(ids...)
+	}
+	words := make([]uint64, ids[len(ids)-1]/64+1)
+	for _, id := range ids {
+		words[id/64] |= 1 << (id % 64)
+	}
+	return roaring.FromDense(words, false)
+}
