@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math/bits"
 	"os"
 	"slices"
 
@@ -131,7 +132,7 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	w.chunkedSection(SectionCheckpoints, appendCheckpoints(nil, in.Checkpoints))
 	w.section(SectionUnindexed, appendDeltaList(nil, in.Unindexed))
 
-	refs, err := writePostings(w, in.Terms, in.Postings)
+	refs, err := writePostings(w, in.Terms, in.Postings, packWidth(uint32(lt.lines)))
 	if err != nil {
 		<-blocksDone
 		return SegmentInfo{}, err
@@ -305,7 +306,7 @@ func appendDeltaList(b []byte, ids []uint32) []byte {
 // writePostings writes the postings section and returns each term's FST
 // value. Lists dense enough for roaring's bitmap or run containers to beat
 // one uvarint per line are written as roaring; the rest as gaps.
-func writePostings(w *sectionWriter, terms TermSource, force string) ([]uint64, error) {
+func writePostings(w *sectionWriter, terms TermSource, force string, packW uint) ([]uint64, error) {
 	refs := make([]uint64, terms.Len())
 	w.begin(SectionPostings, true)
 	base := w.off
@@ -317,7 +318,16 @@ func writePostings(w *sectionWriter, terms TermSource, force string) ([]uint64, 
 			refs[i] = uint64(first)<<1 | PostingsInline
 			continue
 		}
-		refs[i] = (w.off - base) << 1
+		refs[i] = (w.off - base) << 2
+		// Two or three lines go in the reference itself when that is at
+		// most a byte wider than the list's offset: a wider FST output
+		// costs more than the list saves (measured on generated logs).
+		if n <= 3 && force != PostingsVarint && force != PostingsRoaring {
+			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok && bits.Len64(v<<2|PostingsPacked) <= bits.Len64(refs[i])+8 {
+				refs[i] = v<<2 | PostingsPacked
+				continue
+			}
+		}
 		varintSize := uint64(uvarintLen(uint64(first)) + len(rest))
 		// Whichever is smaller, but long lists go to roaring even at up to
 		// 1.5× the bytes: they are read in place (no decoding) and
