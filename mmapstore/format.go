@@ -36,7 +36,8 @@ const (
 	//      rebuilt once, with one clear log line.)
 	//   4: postings references carry two or three line ids packed in the
 	//      FST value (PostingsPacked) when that is about as narrow as a
-	//      list offset; list offsets move up one bit for the tag.
+	//      list offset; list offsets move up one bit for the tag. Block
+	//      keys are the shortest separators, not whole first terms.
 	FormatVersion = 4
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 4
@@ -56,7 +57,7 @@ const (
 	SectionLineLens    uint32 = 5  // uvarint length of every line, '\n' included
 	SectionFST         uint32 = 6  // vellum FST: term -> postings reference
 	SectionPostings    uint32 = 7  // postings lists
-	SectionTermBlocks  uint32 = 8  // first term of every dictionary block
+	SectionTermBlocks  uint32 = 8  // key of every dictionary block
 	SectionUnindexed   uint32 = 9  // lines whose tokens were not (all) indexed
 	SectionTrigrams    uint32 = 10 // bit-sliced bloom filters of each block's trigrams
 	SectionChunkSums   uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section

@@ -426,15 +426,33 @@ func blockStarts(nterms int, term func(int) []byte) []int {
 	return starts
 }
 
+// blockKey is the key of block b starting at term st: the shortest prefix
+// of that term sorting after the previous block's last term. Any key
+// between the two bounds the block alike, and dense ids (hex, numbers)
+// share long prefixes with their neighbours: the key is a few bytes
+// instead of a whole id.
+func blockKey(b, st int, term func(int) []byte) []byte {
+	t := term(st)
+	if b == 0 {
+		return t
+	}
+	prev := term(st - 1)
+	l := 0
+	for l < len(prev) && l < len(t) && prev[l] == t[l] {
+		l++
+	}
+	return t[:min(l+1, len(t))]
+}
+
 // termBlocks returns the term blocks section ((n+1) u32 offsets, then the
-// first term of every block) and the bit-sliced trigram filters section.
+// key of every block) and the bit-sliced trigram filters section.
 func termBlocks(starts []int, nterms int, term func(int) []byte) ([]byte, []byte) {
 	n := len(starts)
 	var keys []byte
 	var blob []byte
-	for _, st := range starts {
+	for b, st := range starts {
 		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
-		blob = append(blob, term(st)...)
+		blob = append(blob, blockKey(b, st, term)...)
 	}
 	if n > 0 {
 		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
