@@ -121,17 +121,30 @@ func (t *termTable) add(term []byte, id uint32) bool {
 func (t *termTable) len() int { return t.n }
 
 // sortedTerms is the table's dictionary in byte order, as the segment
-// writer takes it.
+// writer takes it. It is a copy laid out in that order: the writer reads
+// the dictionary several times (blocks, postings, FSTs, filters), and
+// reading the table's entries in sorted order would be a cache miss per
+// term each time.
 type sortedTerms struct {
-	t   *termTable
-	idx []uint32
+	text []byte // the terms concatenated
+	ents []sortedEnt
 }
 
-func (s sortedTerms) Len() int { return len(s.idx) }
+type sortedEnt struct {
+	end      uint32 // of the term in text
+	n, first uint32
+	rest     []byte
+}
+
+func (s sortedTerms) Len() int { return len(s.ents) }
 
 func (s sortedTerms) Term(i int) ([]byte, uint32, uint32, []byte) {
-	e := s.t.ent(int(s.idx[i]))
-	return s.t.arena[e.off : e.off+e.len], e.n, e.first, e.rest
+	e := &s.ents[i]
+	start := uint32(0)
+	if i > 0 {
+		start = s.ents[i-1].end
+	}
+	return s.text[start:e.end], e.n, e.first, e.rest
 }
 
 // sorted orders the entries by term; most comparisons are settled by the
@@ -156,9 +169,11 @@ func (t *termTable) sorted() sortedTerms {
 		}
 		return bytes.Compare(t.term(int(a.idx)), t.term(int(c.idx)))
 	})
-	idx := make([]uint32, len(refs))
+	out := sortedTerms{text: make([]byte, 0, len(t.arena)), ents: make([]sortedEnt, len(refs))}
 	for i, r := range refs {
-		idx[i] = r.idx
+		e := t.ent(int(r.idx))
+		out.text = append(out.text, t.arena[e.off:e.off+e.len]...)
+		out.ents[i] = sortedEnt{end: uint32(len(out.text)), n: e.n, first: e.first, rest: e.rest}
 	}
-	return sortedTerms{t, idx}
+	return out
 }

@@ -39,7 +39,8 @@ func (s *Segment) checkDictionary() error {
 // NumBlocks is the number of dictionary blocks.
 func (s *Segment) NumBlocks() int { return s.nblocks }
 
-// blockKey returns the first term of block b, aliasing the mapping: the
+// blockKey returns the key of block b (at most its first term, and after
+// the previous block's last term), aliasing the mapping: the
 // block offsets are (nblocks+1) u32 offsets into the key bytes after them.
 func (s *Segment) blockKey(b int) ([]byte, error) {
 	if b < 0 || b >= s.nblocks {
@@ -56,13 +57,14 @@ func (s *Segment) blockKey(b int) ([]byte, error) {
 	return s.read(&s.blocks, uint64(s.nblocks+1)*4+uint64(o), uint64(e-o))
 }
 
-// BlockKey returns the first term of block b (nil if it cannot be read).
+// BlockKey returns the key of block b: block b holds the terms from its key
+// up to the next block's (nil if it cannot be read).
 func (s *Segment) BlockKey(b int) []byte {
 	k, _ := s.blockKey(b)
 	return k
 }
 
-// findBlock returns the last block whose first term is at most term, or -1
+// findBlock returns the last block whose key is at most term, or -1
 // when term sorts before every block.
 func (s *Segment) findBlock(term []byte) (int, error) {
 	lo, hi := 0, s.nblocks // blocks in [lo, hi) are undecided; those before lo are <= term

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Segment file layout (FORMAT.md beside this file is the full specification):
@@ -33,9 +34,13 @@ const (
 	//      steps under version 2 before any release left this repository;
 	//      3 marks them so that every index written by those steps is
 	//      rebuilt once, with one clear log line.)
-	FormatVersion = 3
+	//   4: postings references carry two or three line ids packed in the
+	//      FST value (PostingsPacked) when that is about as narrow as a
+	//      list offset; list offsets move up one bit for the tag. Block
+	//      keys are the shortest separators, not whole first terms.
+	FormatVersion = 4
 	// MinFormatVersion is the oldest version this build reads.
-	MinFormatVersion = 3
+	MinFormatVersion = 4
 
 	HeaderSize   = 16
 	FooterSize   = 32
@@ -52,7 +57,7 @@ const (
 	SectionLineLens    uint32 = 5  // uvarint length of every line, '\n' included
 	SectionFST         uint32 = 6  // vellum FST: term -> postings reference
 	SectionPostings    uint32 = 7  // postings lists
-	SectionTermBlocks  uint32 = 8  // first term of every dictionary block
+	SectionTermBlocks  uint32 = 8  // key of every dictionary block
 	SectionUnindexed   uint32 = 9  // lines whose tokens were not (all) indexed
 	SectionTrigrams    uint32 = 10 // bit-sliced bloom filters of each block's trigrams
 	SectionChunkSums   uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
@@ -166,12 +171,64 @@ func TrigramHashes(g uint32) [BloomHashes]uint32 {
 	return [BloomHashes]uint32{(g * 0x9E3779B1) >> shift, ((g ^ 0x5bd1e995) * 0x85EBCA77) >> shift}
 }
 
-// Postings references stored as FST values: bit 0 set means the term occurs
-// on exactly one line, whose id is value>>1; otherwise value>>1 is the offset
-// of the postings list inside SectionPostings.
+// Postings references stored as FST values. Bit 0 set: the term occurs on
+// exactly one line, whose id is value>>1. Bits 1..0 = 10: on two or three
+// lines packed in value>>2 (PackedIDs). Bits 1..0 = 00: value>>2 is the
+// offset of the postings list inside SectionPostings. Most terms of
+// high-cardinality logs (ids) occur on one to three lines: inline, they
+// cost a few bytes of FST output instead of a list and its offset.
 const (
 	PostingsInline = 1
+	PostingsPacked = 2
+	postingsTag    = 3 // the tag bits
 )
+
+// packWidth is the bits of one packed line id in a segment of lines lines:
+// every id and gap is below lines.
+func packWidth(lines uint32) uint {
+	if lines < 2 {
+		return 0
+	}
+	return uint(bits.Len32(lines - 1))
+}
+
+// packIDs packs two or three ascending line ids as
+// first | gap1<<w | gap2<<2w (gap2 = 0 for two), false when they do not
+// fit in 62 bits.
+func packIDs(ids []uint32, w uint) (uint64, bool) {
+	if len(ids) < 2 || len(ids) > 3 || w == 0 {
+		return 0, false
+	}
+	v := uint64(ids[0]) | uint64(ids[1]-ids[0])<<w
+	if len(ids) == 3 {
+		gap2 := uint64(ids[2] - ids[1])
+		if 2*w+uint(bits.Len64(gap2)) > 62 {
+			return 0, false
+		}
+		v |= gap2 << (2 * w)
+	} else if 2*w > 62 {
+		return 0, false
+	}
+	return v, true
+}
+
+// unpackIDs decodes packIDs' value, checking every id is below lines.
+func unpackIDs(v uint64, lines uint32) ([]uint32, bool) {
+	w := packWidth(lines)
+	if w == 0 || 2*w > 62 {
+		return nil, false
+	}
+	mask := uint64(1)<<w - 1
+	first, gap1, gap2 := v&mask, v>>w&mask, v>>(2*w)
+	if gap1 == 0 || first+gap1 >= uint64(lines) || gap2 >= uint64(lines) || first+gap1+gap2 >= uint64(lines) {
+		return nil, false
+	}
+	ids := []uint32{uint32(first), uint32(first + gap1)}
+	if gap2 != 0 {
+		ids = append(ids, uint32(first+gap1+gap2))
+	}
+	return ids, true
+}
 
 // Postings list encodings (low bit of the list header uvarint).
 const (

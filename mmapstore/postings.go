@@ -20,10 +20,33 @@ type postingsList struct {
 	off   uint64 // of the body in the section
 }
 
-// list reads the header and the (verified) body of the list at a
-// non-inline reference.
+// inlineIDs returns the line ids a reference holds in itself (one line, or
+// two or three packed), ok false for a list reference.
+func (s *Segment) inlineIDs(ref uint64) (ids []uint32, ok bool, err error) {
+	switch {
+	case ref&PostingsInline != 0:
+		id := ref >> 1
+		if id >= uint64(s.lines) {
+			return nil, true, s.damaged(s.corrupt("term dictionary", -1, "inline line id %d beyond %d lines", id, s.lines))
+		}
+		return []uint32{uint32(id)}, true, nil
+	case ref&postingsTag == PostingsPacked:
+		ids, good := unpackIDs(ref>>2, s.lines)
+		if !good {
+			return nil, true, s.damaged(s.corrupt("term dictionary", -1, "bad packed line ids %#x for %d lines", ref>>2, s.lines))
+		}
+		return ids, true, nil
+	}
+	return nil, false, nil
+}
+
+// list reads the header and the (verified) body of the list at a list
+// reference.
 func (s *Segment) list(ref uint64) (postingsList, error) {
-	off := ref >> 1
+	if ref&postingsTag != 0 {
+		return postingsList{}, s.damaged(s.corrupt("term dictionary", -1, "bad postings reference %#x", ref))
+	}
+	off := ref >> 2
 	hdr, err := s.readTail(&s.postings, off, 2*binary.MaxVarintLen64)
 	if err != nil {
 		return postingsList{}, err
@@ -43,16 +66,16 @@ func (s *Segment) list(ref uint64) (postingsList, error) {
 
 // DocFreq is the number of lines a postings reference holds.
 func (s *Segment) DocFreq(ref uint64) (int, error) {
-	if ref&PostingsInline != 0 {
-		return 1, nil
+	if ids, ok, err := s.inlineIDs(ref); ok {
+		return len(ids), err
 	}
-	hdr, err := s.readTail(&s.postings, ref>>1, binary.MaxVarintLen64)
+	hdr, err := s.readTail(&s.postings, ref>>2, binary.MaxVarintLen64)
 	if err != nil {
 		return 0, err
 	}
 	h, n := binary.Uvarint(hdr)
 	if n <= 0 || h>>1 > uint64(s.lines) {
-		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+ref>>1), "bad list header"))
+		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+ref>>2), "bad list header"))
 	}
 	return int(h >> 1), nil
 }
@@ -64,12 +87,11 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if ref&PostingsInline != 0 {
-		id := ref >> 1
-		if id >= uint64(s.lines) {
-			return nil, s.damaged(s.corrupt("term dictionary", -1, "inline line id %d beyond %d lines", id, s.lines))
+	if ids, ok, err := s.inlineIDs(ref); ok {
+		if err != nil {
+			return nil, err
 		}
-		return roaring.BitmapOf(uint32(id)), nil
+		return roaring.BitmapOf(ids...), nil
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("postings", &err)
@@ -110,7 +132,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if ref&PostingsInline != 0 {
+	if ref&postingsTag != 0 {
 		b, err := s.Postings(ref)
 		if err != nil {
 			return nil, err

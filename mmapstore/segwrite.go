@@ -21,6 +21,7 @@ import (
 
 // TermSource is a segment's dictionary in sorted order (byte-wise, no
 // duplicates), with each term's postings as the indexer accumulated them.
+// The writer reads it from two goroutines at once.
 type TermSource interface {
 	Len() int
 	// Term returns the i-th term, the number of lines holding it, the first
@@ -99,6 +100,14 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 
 	nterms := in.Terms.Len()
 	starts := blockStarts(nterms, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
+	// The block keys and trigram filters depend on the terms alone: build
+	// them on another core while the postings and FSTs are written.
+	type blockSections struct{ keys, filters []byte }
+	blocksDone := make(chan blockSections, 1)
+	go func() {
+		keys, filters := termBlocks(starts, nterms, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
+		blocksDone <- blockSections{keys, filters}
+	}()
 	var meta []byte
 	for _, kv := range [][2]uint64{
 		{MetaLines, uint64(lt.lines)},
@@ -123,8 +132,9 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	w.chunkedSection(SectionCheckpoints, appendCheckpoints(nil, in.Checkpoints))
 	w.section(SectionUnindexed, appendDeltaList(nil, in.Unindexed))
 
-	refs, err := writePostings(w, in.Terms, in.Postings)
+	refs, err := writePostings(w, in.Terms, in.Postings, packWidth(uint32(lt.lines)))
 	if err != nil {
+		<-blocksDone
 		return SegmentInfo{}, err
 	}
 
@@ -139,20 +149,9 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 			hi = starts[e]
 		}
 		begin := w.off - w.cur.Offset
-		// A smaller registry than vellum's default builds about twice as
-		// fast for 1% more bytes (measured on generated logs).
-		fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
-		if err != nil {
+		if err := writeFST(w, in.Terms, refs, lo, hi); err != nil {
+			<-blocksDone
 			return SegmentInfo{}, err
-		}
-		for i := lo; i < hi; i++ {
-			t, _, _, _ := in.Terms.Term(i)
-			if err := fb.Insert(t, refs[i]); err != nil {
-				return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
-			}
-		}
-		if err := fb.Close(); err != nil {
-			return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
 		}
 		groups = binary.LittleEndian.AppendUint64(groups, begin)
 		groups = binary.LittleEndian.AppendUint64(groups, w.off-w.cur.Offset-begin)
@@ -160,14 +159,35 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	w.end()
 	w.chunkedSection(SectionDictGroups, groups)
 
-	blocks, filters := termBlocks(starts, nterms, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
-	w.chunkedSection(SectionTermBlocks, blocks)
-	w.chunkedSection(SectionTrigrams, filters)
+	bs := <-blocksDone
+	w.chunkedSection(SectionTermBlocks, bs.keys)
+	w.chunkedSection(SectionTrigrams, bs.filters)
 
 	if err := w.finish(); err != nil {
 		return SegmentInfo{}, err
 	}
 	return SegmentInfo{Lines: lt.lines, Terms: in.Terms.Len(), RawBytes: lt.rawBytes, Size: int64(w.off)}, nil
+}
+
+// writeFST writes terms [lo, hi) with their postings references as one
+// vellum FST.
+func writeFST(w *sectionWriter, terms TermSource, refs []uint64, lo, hi int) error {
+	// A smaller registry than vellum's default builds about twice as
+	// fast for 1% more bytes (measured on generated logs).
+	fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
+	if err != nil {
+		return err
+	}
+	for i := lo; i < hi; i++ {
+		t, _, _, _ := terms.Term(i)
+		if err := fb.Insert(t, refs[i]); err != nil {
+			return fmt.Errorf("term dictionary: %w", err)
+		}
+	}
+	if err := fb.Close(); err != nil {
+		return fmt.Errorf("term dictionary: %w", err)
+	}
+	return nil
 }
 
 func appendFiles(b []byte, files []SegFile) []byte {
@@ -290,7 +310,7 @@ func appendDeltaList(b []byte, ids []uint32) []byte {
 // writePostings writes the postings section and returns each term's FST
 // value. Lists dense enough for roaring's bitmap or run containers to beat
 // one uvarint per line are written as roaring; the rest as gaps.
-func writePostings(w *sectionWriter, terms TermSource, force string) ([]uint64, error) {
+func writePostings(w *sectionWriter, terms TermSource, force string, packW uint) ([]uint64, error) {
 	refs := make([]uint64, terms.Len())
 	w.begin(SectionPostings, true)
 	base := w.off
@@ -302,7 +322,16 @@ func writePostings(w *sectionWriter, terms TermSource, force string) ([]uint64, 
 			refs[i] = uint64(first)<<1 | PostingsInline
 			continue
 		}
-		refs[i] = (w.off - base) << 1
+		refs[i] = (w.off - base) << 2
+		// Two or three lines go in the reference itself when that is at
+		// most a byte wider than the list's offset: a wider FST output
+		// costs more than the list saves (measured on generated logs).
+		if n <= 3 && force != PostingsVarint && force != PostingsRoaring {
+			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok && bits.Len64(v<<2|PostingsPacked) <= bits.Len64(refs[i])+8 {
+				refs[i] = v<<2 | PostingsPacked
+				continue
+			}
+		}
 		varintSize := uint64(uvarintLen(uint64(first)) + len(rest))
 		// Whichever is smaller, but long lists go to roaring even at up to
 		// 1.5× the bytes: they are read in place (no decoding) and
@@ -401,15 +430,33 @@ func blockStarts(nterms int, term func(int) []byte) []int {
 	return starts
 }
 
+// blockKey is the key of block b starting at term st: the shortest prefix
+// of that term sorting after the previous block's last term. Any key
+// between the two bounds the block alike, and dense ids (hex, numbers)
+// share long prefixes with their neighbours: the key is a few bytes
+// instead of a whole id.
+func blockKey(b, st int, term func(int) []byte) []byte {
+	t := term(st)
+	if b == 0 {
+		return t
+	}
+	prev := term(st - 1)
+	l := 0
+	for l < len(prev) && l < len(t) && prev[l] == t[l] {
+		l++
+	}
+	return t[:min(l+1, len(t))]
+}
+
 // termBlocks returns the term blocks section ((n+1) u32 offsets, then the
-// first term of every block) and the bit-sliced trigram filters section.
+// key of every block) and the bit-sliced trigram filters section.
 func termBlocks(starts []int, nterms int, term func(int) []byte) ([]byte, []byte) {
 	n := len(starts)
 	var keys []byte
 	var blob []byte
-	for _, st := range starts {
+	for b, st := range starts {
 		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
-		blob = append(blob, term(st)...)
+		blob = append(blob, blockKey(b, st, term)...)
 	}
 	if n > 0 {
 		keys = binary.LittleEndian.AppendUint32(keys, uint32(len(blob)))
@@ -418,13 +465,16 @@ func termBlocks(starts []int, nterms int, term func(int) []byte) ([]byte, []byte
 
 	words := (n + 63) / 64
 	slices := make([]uint64, BloomBits*words)
-	var bloom [BloomBits / 64]uint64
+	// Filters are built 64 blocks at a time in a tile holding one word of
+	// every slice (it stays in L1), then the tile goes to the slices: one
+	// scattered write per slice for 64 blocks, not one per bit set.
+	var tile [BloomBits]uint64
 	for b, st := range starts {
 		end := nterms
 		if b+1 < n {
 			end = starts[b+1]
 		}
-		clear(bloom[:])
+		bit := uint64(1) << (b % 64)
 		for i := st; i < end; i++ {
 			// Trigrams of the term padded with a 0 byte at both ends,
 			// rolled through a 24-bit code.
@@ -437,17 +487,15 @@ func termBlocks(starts []int, nterms int, term func(int) []byte) ([]byte, []byte
 				}
 				g = (g<<8 | c) & 0xFFFFFF
 				for _, h := range TrigramHashes(g) {
-					bloom[h>>6] |= 1 << (h & 63)
+					tile[h] |= bit
 				}
 			}
 		}
-		// Transpose: bit j of this block's filter goes to slice j.
-		for wi, x := range bloom {
-			for x != 0 {
-				j := wi*64 + bits.TrailingZeros64(x)
-				slices[j*words+b/64] |= 1 << (b % 64)
-				x &= x - 1
+		if b%64 == 63 || b == n-1 {
+			for j, x := range tile {
+				slices[j*words+b/64] = x
 			}
+			clear(tile[:])
 		}
 	}
 	out := make([]byte, 0, len(slices)*8)

@@ -42,7 +42,8 @@ type segmentCase struct {
 // genSegment builds random input: a few files in several spans each (the
 // same file may come back after another), lines of varied lengths (some
 // over 127 and 16383 bytes, to take multi-byte lengths), terms with lists
-// from one line to every line (inline, varint and roaring encodings).
+// from one line to every line (inline, packed, varint and roaring
+// encodings).
 func genSegment(r *rand.Rand, force string) *segmentCase {
 	c := &segmentCase{in: &SegmentInput{Lines: NewLineTable(), Postings: force}}
 	lt := c.in.Lines
@@ -107,9 +108,19 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 		}
 		seen[string(t)] = true
 		var ids []uint32
-		switch r.IntN(4) {
+		switch r.IntN(5) {
 		case 0:
 			ids = []uint32{uint32(r.IntN(int(lines)))}
+		case 2:
+			// Two or three lines: packed in the reference when they fit.
+			set := map[uint32]bool{}
+			for range 2 + r.IntN(2) {
+				set[uint32(r.IntN(int(lines)))] = true
+			}
+			for id := range set {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
 		case 1:
 			for id := range lines {
 				ids = append(ids, id)
@@ -163,6 +174,7 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 // postings in each encoding, the dictionary, term blocks and trigram
 // filters.
 func TestSectionRoundTrip(t *testing.T) {
+	packed := 0
 	for seed := range uint64(60) {
 		force := []string{PostingsAuto, PostingsVarint, PostingsRoaring}[seed%3]
 		c := genSegment(rand.New(rand.NewPCG(seed, 7)), force)
@@ -178,6 +190,14 @@ func TestSectionRoundTrip(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		checkSegment(t, fmt.Sprintf("seed %d (%q)", seed, force), s, c)
+		for _, term := range c.terms.terms {
+			if ref, _, _ := s.Lookup(term); ref&postingsTag == PostingsPacked {
+				packed++
+			}
+		}
+	}
+	if packed == 0 {
+		t.Fatal("no generated term got packed line ids")
 	}
 }
 

@@ -1,0 +1,72 @@
+package mmapstore
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestPackedIDs(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		ids   []uint32
+		lines uint32
+		ok    bool
+	}{
+		{"pair", []uint32{3, 9}, 10, true},
+		{"triple", []uint32{0, 1, 2}, 3, true},
+		{"adjacent at the end", []uint32{8, 9}, 10, true},
+		{"wide pair", []uint32{0, 1<<31 - 1}, 1 << 31, true},
+		{"pair too wide", []uint32{0, 1<<32 - 2}, 1<<32 - 1, false},
+		{"triple too wide", []uint32{0, 1 << 20, 1<<21 + 5}, 1 << 22, false},
+		{"one id", []uint32{4}, 10, false},
+		{"four ids", []uint32{1, 2, 3, 4}, 10, false},
+	} {
+		v, ok := packIDs(c.ids, packWidth(c.lines))
+		if ok != c.ok {
+			t.Fatalf("%s: packIDs ok = %v", c.name, ok)
+		}
+		if !ok {
+			continue
+		}
+		got, ok := unpackIDs(v, c.lines)
+		if !ok || !slices.Equal(got, c.ids) {
+			t.Fatalf("%s: unpackIDs = %v, %v; want %v", c.name, got, ok, c.ids)
+		}
+	}
+	// Values no writer produces are rejected (ids at or past the line
+	// count, a zero first gap, a segment too small to pack).
+	for _, c := range []struct {
+		name  string
+		v     uint64
+		lines uint32
+	}{
+		{"zero gap", 5, 10},
+		{"second id past the end", 9 | 1<<4, 10},
+		{"third id past the end", 1 | 1<<4 | 9<<8, 10},
+		{"one line", 0, 1},
+		{"huge", ^uint64(0) >> 2, 1000},
+	} {
+		if ids, ok := unpackIDs(c.v, c.lines); ok {
+			t.Fatalf("%s: unpackIDs = %v, want rejected", c.name, ids)
+		}
+	}
+}
+
+// A packed reference that does not decode is corruption, from every reader.
+func TestPackedRefCorrupt(t *testing.T) {
+	s := &Segment{name: "x", lines: 10}
+	ref := uint64(5)<<2 | PostingsPacked // gap1 = 0
+	if _, err := s.Postings(ref); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Postings: %v", err)
+	}
+	if _, err := s.DocFreq(ref); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("DocFreq: %v", err)
+	}
+	if _, err := s.PostingsAnd(ref, nil); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("PostingsAnd: %v", err)
+	}
+	if _, err := s.list(ref); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("list: %v", err)
+	}
+}
