@@ -37,7 +37,8 @@ const (
 	//   4: postings references carry two or three line ids packed in the
 	//      FST value (PostingsPacked) when that is about as narrow as a
 	//      list offset; list offsets move up one bit for the tag. Block
-	//      keys are the shortest separators, not whole first terms.
+	//      keys are the shortest separators, not whole first terms. Spans
+	//      say when their line groups are in time order (flag bit 1).
 	FormatVersion = 4
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 4
