@@ -33,9 +33,12 @@ const (
 	//      steps under version 2 before any release left this repository;
 	//      3 marks them so that every index written by those steps is
 	//      rebuilt once, with one clear log line.)
-	FormatVersion = 3
+	//   4: the manifest's segment and file tables are binary (a JSON head
+	//      keeps the small fields); a file table of 100,000 files was
+	//      25 MB of JSON and half a second to decode.
+	FormatVersion = 4
 	// MinFormatVersion is the oldest version this build reads.
-	MinFormatVersion = 3
+	MinFormatVersion = 4
 
 	HeaderSize   = 16
 	FooterSize   = 32
