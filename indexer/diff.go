@@ -142,7 +142,9 @@ func (u *update) diff() error {
 		if rec.Compression != "" && f.size != rec.Size {
 			return false // a compressed file is indexed whole: any change is a new file
 		}
-		if rec.FPLen == 0 {
+		if rec.FPLen == 0 || f.size == rec.Size && f.mtime == rec.MTime {
+			// Untouched since the last run (as searches judge files too):
+			// not opened, which over many small files is most of a run.
 			return true
 		}
 		fh, err := u.roots[f.root].openFound(f)

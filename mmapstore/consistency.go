@@ -47,11 +47,14 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 		recs[m.Files[i].ID] = &m.Files[i]
 	}
 	type piece struct {
+		id               uint64
 		seg              int
 		lineNo, lines    int64
 		startOff, endOff int64
 	}
-	pieces := map[uint64][]piece{}
+	// One slice sorted by file, not a map of slices: a manifest may list
+	// 100,000 small files.
+	var pieces []piece
 	incomplete := map[uint64]bool{} // files with lines in a segment that did not open
 	for i, ref := range m.Segments {
 		s := segs[i]
@@ -85,7 +88,7 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			inSpans[sp.File] += int64(sp.NumLines)
 			f := s.Files()[sp.File]
 			if recs[f.ID] != nil {
-				pieces[f.ID] = append(pieces[f.ID], piece{i, sp.StartLineNo, int64(sp.NumLines), sp.StartOffset, sp.EndOffset})
+				pieces = append(pieces, piece{f.ID, i, sp.StartLineNo, int64(sp.NumLines), sp.StartOffset, sp.EndOffset})
 			}
 		}
 		for fi, f := range s.Files() {
@@ -106,12 +109,18 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			}
 		}
 	}
-	for id, ps := range pieces {
+	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) })
+	for len(pieces) > 0 {
+		id, n := pieces[0].id, 1
+		for n < len(pieces) && pieces[n].id == id {
+			n++
+		}
+		ps := pieces[:n]
+		pieces = pieces[n:]
 		if incomplete[id] {
 			continue // already missing lines: the damaged segment says so
 		}
 		rec := recs[id]
-		slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.lineNo, b.lineNo) })
 		nextLine, nextOff := int64(1), int64(0)
 		ok := true
 		for _, p := range ps {

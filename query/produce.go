@@ -81,6 +81,8 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		s.logs.Sync() // a line written before the search began is found
 	}
 	once := inodeOnce{s: s}
+	dirs := s.logs.Dirs() // files come in path order: one open directory at a time
+	defer dirs.Close()
 	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
@@ -172,7 +174,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
 		whole := s.damagedFiles[f.ID]
-		h, err := s.logs.Stat(f.lf, len(ts) > 0 || whole)
+		h, err := s.logs.StatIn(dirs, f.lf, len(ts) > 0 || whole)
 		if err != nil {
 			h = live.Failed(err)
 		}

@@ -274,7 +274,7 @@ type fileState struct {
 
 // lookup lstats f's path beneath its root, or answers from an earlier
 // lstat that the Watch vouches for.
-func (s *Set) lookup(f *File) fileState {
+func (s *Set) lookup(c *Dirs, f *File) fileState {
 	dir, name, err := s.locate(f)
 	if err != nil {
 		return fileState{err: err}
@@ -290,8 +290,10 @@ func (s *Set) lookup(f *File) fileState {
 		st.seq = w.now()
 	}
 	s.lstats.Add(1)
-	fi, err := dir.Lstat(name)
-	if err != nil {
+	if d, base := c.of(f); d != nil {
+		ls, err := d.Lstat(base)
+		st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+	} else if fi, err := dir.Lstat(name); err != nil {
 		st.err = err
 	} else {
 		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
@@ -308,8 +310,12 @@ func (s *Set) lookup(f *File) fileState {
 // the indexed inode, and returns a handle that can read it when mustRead.
 // Anything unusual (replaced, a symlink now, unreadable) takes the full
 // Check.
-func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
-	st := s.lookup(f)
+func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) { return s.StatIn(nil, f, mustRead) }
+
+// StatIn is Stat looking f up in c's open directory (a pass over files in
+// path order).
+func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
+	st := s.lookup(c, f)
 	rec := &f.rec
 	if errors.Is(st.err, os.ErrNotExist) {
 		s.forget(rec.ID)
@@ -329,7 +335,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 	if unchanged && !mustRead {
 		return unchangedHandle, nil
 	}
-	sf, err := s.shared(f)
+	sf, err := s.shared(c, f)
 	if err != nil {
 		return s.Check(f)
 	}
@@ -356,7 +362,7 @@ var unchangedHandle = &Handle{}
 
 // shared returns the open file for f (the indexed inode), opening it when
 // needed, with a reference for the caller.
-func (s *Set) shared(f *File) (*sharedFile, error) {
+func (s *Set) shared(c *Dirs, f *File) (*sharedFile, error) {
 	rec := &f.rec
 	s.mu.Lock()
 	if sf, ok := s.open[rec.ID]; ok && sf.dev == rec.Dev && sf.ino == rec.Ino {
@@ -365,11 +371,18 @@ func (s *Set) shared(f *File) (*sharedFile, error) {
 		return sf, nil
 	}
 	s.mu.Unlock()
-	dir, name, err := s.locate(f)
-	if err != nil {
-		return nil, err
+	var fh *os.File
+	var st os.FileInfo
+	var err error
+	if d, base := c.of(f); d != nil {
+		fh, st, err = d.Open(base)
+	} else {
+		dir, name, lerr := s.locate(f)
+		if lerr != nil {
+			return nil, lerr
+		}
+		fh, st, err = logfile.Open(dir, name, true)
 	}
-	fh, st, err := logfile.Open(dir, name, true)
 	if err != nil {
 		return nil, err
 	}
