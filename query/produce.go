@@ -74,7 +74,7 @@ type task struct {
 }
 
 // spans by offset, then its unindexed tail.
-func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, emit func(*task) bool) error {
+func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, countOnly bool, emit func(*task) bool) error {
 	var sure int64 // hits the tasks emitted so far hold at least
 	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
 	if opt.Only == nil { // (indexed lines only: what files hold now does not matter)
@@ -144,7 +144,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				continue // none of the lines asked for
 			}
 			if p.mode == planIDs {
-				if rangeCard(p.cands, sp.FirstLine, sp.FirstLine+sp.NumLines) == 0 {
+				if !p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
 					continue
 				}
 				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)})
@@ -174,7 +174,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
 		whole := s.damagedFiles[f.ID]
-		h, err := s.logs.StatIn(dirs, f.lf, len(ts) > 0 || whole)
+		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly, timing))
 		if err != nil {
 			h = live.Failed(err)
 		}
@@ -421,4 +421,20 @@ func (b *countBudget) spend(n int64) bool {
 	}
 	b.left.Add(-n)
 	return true
+}
+
+// readsFile tells whether any of a file's tasks reads the file (else an
+// unchanged file is not even opened: counting hits that need no
+// verification, over 100,000 small files, is then one fstatat each).
+func readsFile(ts []*task, countOnly, timing bool) bool {
+	for _, t := range ts {
+		if t.kind != taskIDs || !countOnly || timing || t.plan.verify == nil {
+			return true
+		}
+		sp := t.seg.Spans()[t.span]
+		if t.plan.verify.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
+			return true
+		}
+	}
+	return false
 }

@@ -199,7 +199,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	go func() {
 		defer close(order)
 		defer close(tasks)
-		prodErr <- s.produce(ctx, q, opt, plans, func(t *task) bool {
+		prodErr <- s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 			if t.kind == taskFile {
 				t.done = closedDone
 			} else {
@@ -266,7 +266,7 @@ func fewCandidates(plans []*segPlan) bool {
 func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans []*segPlan, st *Stats, fn func(*Hit) error) error {
 	var ts []*task
 	var ls lineState
-	perr := s.produce(ctx, q, opt, plans, func(t *task) bool {
+	perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 		t.done = closedDone
 		if t.kind != taskFile {
 			co := fn == nil || t.beyond

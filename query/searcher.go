@@ -10,6 +10,7 @@ package query
 import (
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -169,12 +170,17 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		}
 	}
 	for _, f := range s.files {
-		sort.Slice(f.spans, func(i, j int) bool {
-			a, b := f.spans[i], f.spans[j]
-			return s.segs[a.seg].Spans()[a.span].StartOffset < s.segs[b.seg].Spans()[b.span].StartOffset
-		})
+		if len(f.spans) > 1 { // (most small files have one)
+			sort.Slice(f.spans, func(i, j int) bool {
+				a, b := f.spans[i], f.spans[j]
+				return s.segs[a.seg].Spans()[a.span].StartOffset < s.segs[b.seg].Spans()[b.span].StartOffset
+			})
+		}
 	}
-	sort.SliceStable(s.files, func(i, j int) bool { return s.files[i].Path < s.files[j].Path })
+	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
+		slices.SortStableFunc(s.files, byPath)
+	}
 	assignRotations(s.files)
 	return s
 }
