@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/query/live"
 )
 
@@ -184,6 +185,11 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 	assignRotations(s.files)
 	return s
 }
+
+// AssumeSeen takes what the indexing run that just ended found at the
+// files' paths as their state (live.Set.AssumeSeen): a search right after
+// an update does not look at every file again. Call before searching.
+func (s *Searcher) AssumeSeen(seen []logfile.Seen) { s.logs.AssumeSeen(seen) }
 
 // SetWorkers sets the number of goroutines verifying and scanning for one
 // search (default GOMAXPROCS). Call before searching.

@@ -95,3 +95,15 @@ func (d *Dir) Open(name string) (*os.File, os.FileInfo, error) {
 	}
 	return f, st, nil
 }
+
+// Seen is what the indexer's walk found at a file's path during a run: a
+// search that begins right after the run (the CLI's default, which brings
+// the index up to date first) takes it instead of looking at every file
+// again. The answer is then as of the walk, a moment earlier in the same
+// command, as grep's is as of when it read each file.
+type Seen struct {
+	ID   uint64 // the file's record
+	Root int
+	Path string // relative to the root, slash-separated
+	Stat
+}

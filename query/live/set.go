@@ -47,6 +47,9 @@ type Set struct {
 	// listings: directories' names by inode, for files renamed since
 	// indexing (under mu).
 	listings map[dirKey]dirListing
+	// seen: what an indexing run that just ended found at files' paths
+	// (AssumeSeen), by file id; read-only once set.
+	seen map[uint64]*logfile.Seen
 }
 
 type rootDir struct {
@@ -93,6 +96,18 @@ func (s *Set) ChangeSeq() (seq uint64, ok bool) {
 		return 0, false
 	}
 	return s.watch.now(), s.watch.Err() == nil
+}
+
+// AssumeSeen makes the set take what an indexing run found at files' paths
+// (indexer.Result.Seen) as their lstat, for a search that begins right
+// after the run: its answer is then as of the run's walk, moments earlier
+// in the same command. A file whose record names another path (a run since
+// moved it) is looked at. Call before use; not for long-lived sets.
+func (s *Set) AssumeSeen(seen []logfile.Seen) {
+	s.seen = make(map[uint64]*logfile.Seen, len(seen))
+	for i := range seen {
+		s.seen[seen[i].ID] = &seen[i]
+	}
 }
 
 // Lookups counts the files looked at with lstat (for tests).
@@ -288,6 +303,10 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 	var st fileState
 	if w != nil {
 		st.seq = w.now()
+	}
+	if sn := s.seen[f.rec.ID]; sn != nil && sn.Root == f.rec.Root && sn.Path == f.rec.Path {
+		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
+		return st
 	}
 	s.lstats.Add(1)
 	if d, base := c.of(f); d != nil {
