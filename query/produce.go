@@ -19,7 +19,18 @@ const (
 	taskFile taskKind = iota // start of a file (counts, close of the previous)
 	taskIDs
 	taskScan
+	// taskQuiet: files (task.quiet) with nothing to read or report, each
+	// counted 0 for Options.PerFile. One task for a run of them: over
+	// 100,000 small files, most would otherwise be one hand-over each.
+	taskQuiet
 )
+
+// runs tells whether a task of the kind is run (the others only mark
+// where files begin).
+func (k taskKind) runs() bool { return k == taskIDs || k == taskScan }
+
+// quietBatch is the most files one taskQuiet holds.
+const quietBatch = 512
 
 type hitRec struct {
 	line, off, n int64
@@ -31,6 +42,7 @@ type hitRec struct {
 type task struct {
 	kind  taskKind
 	file  *File
+	quiet []*File // taskQuiet
 	h     *live.Handle
 	seg   *mmapstore.Segment
 	span  int
@@ -86,8 +98,21 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
+	var quiet []*File // files counted 0, not emitted yet
+	flushQuiet := func() bool {
+		if len(quiet) == 0 {
+			return true
+		}
+		t := &task{kind: taskQuiet, quiet: quiet}
+		quiet = nil
+		return emit(t)
+	}
 	// send emits a file's tasks (false: the search was cancelled).
 	send := func(f *File, h *live.Handle, ts []*task) bool {
+		if !flushQuiet() {
+			h.Close()
+			return false
+		}
 		if !emit(&task{kind: taskFile, file: f, h: h}) {
 			h.Close()
 			return false
@@ -246,9 +271,19 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			continue // nothing to read, report or count
 		}
+		if len(ts) == 0 && h.Stale() == nil {
+			h.Close()
+			if quiet = append(quiet, f); len(quiet) == quietBatch && !flushQuiet() {
+				return ctx.Err()
+			}
+			continue // counted 0
+		}
 		if !send(f, h, ts) {
 			return ctx.Err()
 		}
+	}
+	if !flushQuiet() {
+		return ctx.Err()
 	}
 	return nil
 }

@@ -55,7 +55,9 @@ func assignRotations(files []*File) {
 		if date != "" {
 			byLog[log] = append(byLog[log], dated{f, date})
 		}
-		maxN[log] = max(maxN[log], n)
+		if n > 0 { // (a missing entry reads 0: most files are not rotations)
+			maxN[log] = max(maxN[log], n)
+		}
 	}
 	for log, ds := range byLog {
 		slices.SortStableFunc(ds, func(a, b dated) int { return strings.Compare(b.date, a.date) }) // newest first

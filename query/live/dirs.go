@@ -1,7 +1,7 @@
 package live
 
 import (
-	"path"
+	"strings"
 
 	"github.com/logdex/logdex/mmapstore/logfile"
 )
@@ -43,8 +43,10 @@ func (c *Dirs) of(f *File) (*logfile.Dir, string) {
 	if d.err != nil || d.name != "" {
 		return nil, ""
 	}
-	dirRel, name := path.Split(f.rec.Path)
-	dirRel = path.Clean("./" + dirRel)
+	dirRel, name := ".", f.rec.Path // (indexed paths are clean)
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		dirRel, name = name[:i], name[i+1:]
+	}
 	if c.root != f.rec.Root || c.rel != dirRel {
 		c.Close()
 		c.root, c.rel = f.rec.Root, dirRel
