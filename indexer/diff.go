@@ -91,8 +91,8 @@ func (u *update) diff() error {
 		root     int
 		dev, ino uint64
 	}
-	byPath := map[key]int{}
-	byIno := map[ikey]int{}
+	byPath := make(map[key]int, len(old.Files))
+	byIno := make(map[ikey]int, len(old.Files))
 	used := make([]bool, len(old.Files))
 	for i, f := range old.Files {
 		nr, ok := rootOf[f.Root]
@@ -142,7 +142,9 @@ func (u *update) diff() error {
 		if rec.Compression != "" && f.size != rec.Size {
 			return false // a compressed file is indexed whole: any change is a new file
 		}
-		if rec.FPLen == 0 {
+		if rec.FPLen == 0 || f.size == rec.Size && f.mtime == rec.MTime {
+			// Untouched since the last run (as searches judge files too):
+			// not opened, which over many small files is most of a run.
 			return true
 		}
 		fh, err := u.roots[f.root].openFound(f)
@@ -155,6 +157,10 @@ func (u *update) diff() error {
 	}
 
 	matched := make([]int, len(files)) // old record index or -1
+	u.next.Files = make([]mmapstore.FileRecord, 0, len(files))
+	if u.opt.ReportSeen {
+		u.res.Seen = make([]logfile.Seen, 0, len(files))
+	}
 	for i, f := range files {
 		matched[i] = -1
 		if oi, ok := byPath[key{f.root, f.rel}]; ok && same(f, &old.Files[oi]) {
@@ -253,6 +259,10 @@ func (u *update) diff() error {
 		}
 		rec.Size, rec.MTime = f.size, f.mtime
 		u.next.Files = append(u.next.Files, rec)
+		if u.opt.ReportSeen {
+			u.res.Seen = append(u.res.Seen, logfile.Seen{ID: rec.ID, Root: f.root, Path: f.rel,
+				Stat: logfile.Stat{Regular: true, Dev: f.dev, Ino: f.ino, Size: f.size, MTime: f.mtime}})
+		}
 	}
 	for i, f := range old.Files {
 		if !used[i] {

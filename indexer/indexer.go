@@ -21,6 +21,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
@@ -70,6 +71,8 @@ type Options struct {
 	// index's, UTC for a new one). Changing it rebuilds the index: the
 	// times in it depend on it.
 	Location *time.Location
+	// ReportSeen fills Result.Seen (the CLI's search-after-update).
+	ReportSeen bool
 }
 
 // Result summarizes a run.
@@ -92,6 +95,9 @@ type Result struct {
 	Changed    bool  // whether a new manifest was published
 	Merged     int   // segments merged into others by this run
 	MergeDue   bool  // MergeLater: more segments than a tier holds, Merge may find work
+	// Seen is what the walk found at each live file's path, with
+	// Options.ReportSeen: a search right after the run need not look again.
+	Seen []logfile.Seen
 }
 
 // DefaultDir is where the index for roots lives when --index is not given:

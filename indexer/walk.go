@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -149,10 +148,12 @@ type walker struct {
 // only for the root).
 func (w *walker) walk(rel string) error {
 	d, err := w.dir.Open(rel)
-	var ents []os.DirEntry
+	var names []string
 	if err == nil {
-		ents, err = d.ReadDir(-1)
-		d.Close()
+		defer d.Close() // open while its entries are looked at
+		// Names only: ReadDir of a directory opened in an os.Root lstats
+		// every entry by itself, and Dir.Lstat below does once.
+		names, err = d.Readdirnames(-1)
 	}
 	if err != nil {
 		if rel == "." {
@@ -161,33 +162,30 @@ func (w *walker) walk(rel string) error {
 		w.skip(rel, err)
 		return nil
 	}
-	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	for _, e := range ents {
-		p := e.Name()
+	slices.Sort(names)
+	dir := logfile.DirOf(d)
+	for _, name := range names {
+		p := name
 		if rel != "." {
-			p = rel + "/" + p
+			p = rel + "/" + name
+		}
+		st, err := dir.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since the directory was read
+		}
+		if err != nil {
+			w.skip(p, err)
+			continue
 		}
 		switch {
-		case e.IsDir(): // not a symlink to one: those are not followed
+		case st.IsDir: // not a symlink to one: those are not followed
 			if !w.isIndex(p) {
 				if err := w.walk(p); err != nil {
 					return err
 				}
 			}
-		case e.Type().IsRegular():
-			info, err := w.dir.Lstat(p)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // deleted since the directory was read
-			}
-			if err != nil {
-				w.skip(p, err)
-				continue
-			}
-			if !info.Mode().IsRegular() {
-				continue // replaced by something else meanwhile
-			}
-			dev, ino := logfile.StatIDs(info)
-			w.fn(found{root: w.ri, rel: p, dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		case st.Regular:
+			w.fn(found{root: w.ri, rel: p, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.MTime})
 		}
 	}
 	return nil

@@ -42,16 +42,16 @@ func (e *MismatchError) Is(target error) bool { return target == ErrCorrupt }
 // they describe the file when indexed, not the index.
 func CheckSegments(m *Manifest, segs []*Segment) []error {
 	errs := make([]error, len(m.Segments))
-	recs := make(map[uint64]*FileRecord, len(m.Files))
-	for i := range m.Files {
-		recs[m.Files[i].ID] = &m.Files[i]
-	}
+	recOf := recordsByID(m)
 	type piece struct {
+		id               uint64
 		seg              int
 		lineNo, lines    int64
 		startOff, endOff int64
 	}
-	pieces := map[uint64][]piece{}
+	// One slice sorted by file, not a map of slices: a manifest may list
+	// 100,000 small files.
+	var pieces []piece
 	incomplete := map[uint64]bool{} // files with lines in a segment that did not open
 	for i, ref := range m.Segments {
 		s := segs[i]
@@ -84,15 +84,15 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 		for _, sp := range s.Spans() {
 			inSpans[sp.File] += int64(sp.NumLines)
 			f := s.Files()[sp.File]
-			if recs[f.ID] != nil {
-				pieces[f.ID] = append(pieces[f.ID], piece{i, sp.StartLineNo, int64(sp.NumLines), sp.StartOffset, sp.EndOffset})
+			if recOf(f.ID) != nil {
+				pieces = append(pieces, piece{f.ID, i, sp.StartLineNo, int64(sp.NumLines), sp.StartOffset, sp.EndOffset})
 			}
 		}
 		for fi, f := range s.Files() {
 			if inSpans[fi] != int64(f.Lines) {
 				bad("file %d: %d lines in its spans, %d in the file table", f.ID, inSpans[fi], f.Lines)
 			}
-			rec := recs[f.ID]
+			rec := recOf(f.ID)
 			if rec == nil {
 				continue // retired: its lines are not used
 			}
@@ -106,12 +106,18 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			}
 		}
 	}
-	for id, ps := range pieces {
+	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) })
+	for len(pieces) > 0 {
+		id, n := pieces[0].id, 1
+		for n < len(pieces) && pieces[n].id == id {
+			n++
+		}
+		ps := pieces[:n]
+		pieces = pieces[n:]
 		if incomplete[id] {
 			continue // already missing lines: the damaged segment says so
 		}
-		rec := recs[id]
-		slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.lineNo, b.lineNo) })
+		rec := recOf(id)
 		nextLine, nextOff := int64(1), int64(0)
 		ok := true
 		for _, p := range ps {
@@ -134,4 +140,31 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 		}
 	}
 	return errs
+}
+
+// recordsByID returns a lookup of m's file records by id: a table indexed
+// by id when ids are dense (they are handed out in sequence), which over
+// 100,000 files is much cheaper than a map; a map otherwise.
+func recordsByID(m *Manifest) func(id uint64) *FileRecord {
+	var maxID uint64
+	for i := range m.Files {
+		maxID = max(maxID, m.Files[i].ID)
+	}
+	if maxID <= 4*uint64(len(m.Files))+1024 {
+		table := make([]*FileRecord, maxID+1)
+		for i := range m.Files {
+			table[m.Files[i].ID] = &m.Files[i]
+		}
+		return func(id uint64) *FileRecord {
+			if id < uint64(len(table)) {
+				return table[id]
+			}
+			return nil
+		}
+	}
+	recs := make(map[uint64]*FileRecord, len(m.Files))
+	for i := range m.Files {
+		recs[m.Files[i].ID] = &m.Files[i]
+	}
+	return func(id uint64) *FileRecord { return recs[id] }
 }

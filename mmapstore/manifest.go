@@ -1,7 +1,6 @@
 package mmapstore
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -15,7 +14,8 @@ import (
 )
 
 // Manifest file layout: magic "LOGDEXMF" | version u32 | reserved u32 |
-// payload length u64 | xxhash64(payload) u64 | payload (JSON, see Manifest).
+// payload length u64 | xxhash64(payload) u64 | payload: JSON length u64 |
+// JSON (manifestHead) | binary segment and file tables (manifest_bin.go).
 const (
 	ManifestMagic  = "LOGDEXMF"
 	ManifestName   = "MANIFEST"
@@ -121,23 +121,9 @@ type rootWire struct {
 	AbsB64   string `json:"abs_b64,omitempty"`
 }
 
-type fileWire struct {
-	FileRecord
-	PathB64 string `json:"path_b64,omitempty"`
-}
-
 type skippedWire struct {
 	Skipped
 	PathB64 string `json:"path_b64,omitempty"`
-}
-
-// manifestWire is a Manifest as JSON: its path-holding lists (the fields
-// named like the embedded Manifest's win over them) carry the base64 forms.
-type manifestWire struct {
-	*Manifest
-	Roots   []rootWire    `json:"roots"`
-	Files   []fileWire    `json:"files"`
-	Skipped []skippedWire `json:"skipped,omitempty"`
 }
 
 // b64IfInvalid is s in base64 when it is not valid UTF-8, else "".
@@ -180,52 +166,27 @@ func rootsFromWire(ws []rootWire) ([]Root, error) {
 	return out, nil
 }
 
-func (m *Manifest) toWire() *manifestWire {
-	w := &manifestWire{Manifest: m, Roots: rootsToWire(m.Roots), Files: make([]fileWire, len(m.Files))}
-	for i, f := range m.Files {
-		w.Files[i] = fileWire{FileRecord: f, PathB64: b64IfInvalid(f.Path)}
-	}
-	for _, s := range m.Skipped {
-		w.Skipped = append(w.Skipped, skippedWire{Skipped: s, PathB64: b64IfInvalid(s.Path)})
-	}
-	return w
-}
-
-func (w *manifestWire) fromWire() (*Manifest, error) {
-	m := w.Manifest
-	var err error
-	if m.Roots, err = rootsFromWire(w.Roots); err != nil {
-		return nil, err
-	}
-	m.Files = make([]FileRecord, len(w.Files))
-	for i, f := range w.Files {
-		if err := fromB64(&f.Path, f.PathB64, "path_b64"); err != nil {
-			return nil, err
-		}
-		m.Files[i] = f.FileRecord
-	}
-	m.Skipped = nil
-	for _, s := range w.Skipped {
-		if err := fromB64(&s.Path, s.PathB64, "path_b64"); err != nil {
-			return nil, err
-		}
-		m.Skipped = append(m.Skipped, s.Skipped)
-	}
-	return m, nil
-}
-
 // EncodeManifest serializes m with its header and checksum.
 func EncodeManifest(m *Manifest) ([]byte, error) {
-	payload, err := json.Marshal(m.toWire())
+	head := manifestHead{Generation: m.Generation, TZ: m.TZ, Roots: rootsToWire(m.Roots),
+		NextFileID: m.NextFileID, NextSegmentID: m.NextSegmentID}
+	for _, s := range m.Skipped {
+		head.Skipped = append(head.Skipped, skippedWire{Skipped: s, PathB64: b64IfInvalid(s.Path)})
+	}
+	js, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, manifestHeader, manifestHeader+len(payload))
+	out := make([]byte, manifestHeader+8, manifestHeader+8+len(js)+64*len(m.Files))
 	copy(out, ManifestMagic)
 	binary.LittleEndian.PutUint32(out[8:], FormatVersion)
+	binary.LittleEndian.PutUint64(out[manifestHeader:], uint64(len(js)))
+	out = append(out, js...)
+	out = appendTables(out, m)
+	payload := out[manifestHeader:]
 	binary.LittleEndian.PutUint64(out[16:], uint64(len(payload)))
 	binary.LittleEndian.PutUint64(out[24:], xxhash.Sum64(payload))
-	return append(out, payload...), nil
+	return out, nil
 }
 
 // DecodeManifest parses and validates a manifest. name is used in errors.
@@ -240,16 +201,28 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 	if v := binary.LittleEndian.Uint32(b[8:]); v < MinFormatVersion || v > FormatVersion {
 		return nil, &VersionError{Path: name, Found: v}
 	}
-	w := manifestWire{Manifest: &Manifest{}}
+	js, tables, ok := splitPayload(payload)
+	if !ok {
+		return nil, bad("bad JSON length")
+	}
+	var head manifestHead
 	// Unknown fields are ignored: a newer writer may add optional ones.
-	if err := json.NewDecoder(bytes.NewReader(payload)).Decode(&w); err != nil {
+	if err := json.Unmarshal(js, &head); err != nil {
 		return nil, bad("%v", err)
 	}
-	mp, err := w.fromWire()
-	if err != nil {
+	m := &Manifest{Generation: head.Generation, TZ: head.TZ, NextFileID: head.NextFileID, NextSegmentID: head.NextSegmentID}
+	if m.Roots, err = rootsFromWire(head.Roots); err != nil {
 		return nil, bad("%v", err)
 	}
-	m := *mp
+	for _, s := range head.Skipped {
+		if err := fromB64(&s.Path, s.PathB64, "path_b64"); err != nil {
+			return nil, bad("%v", err)
+		}
+		m.Skipped = append(m.Skipped, s.Skipped)
+	}
+	if err := readTables(tables, m); err != nil {
+		return nil, bad("tables: %v", err)
+	}
 	for i, f := range m.Files {
 		if f.Root < 0 || f.Root >= len(m.Roots) {
 			return nil, bad("file %d refers to root %d of %d", i, f.Root, len(m.Roots))
@@ -263,11 +236,24 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 			return nil, bad("bad segment name %q", s.Name)
 		}
 	}
-	return &m, nil
+	return m, nil
+}
+
+// splitPayload splits a version 4 payload into its JSON head and its
+// binary tables.
+func splitPayload(payload []byte) (js, tables []byte, ok bool) {
+	if len(payload) < 8 {
+		return nil, nil, false
+	}
+	n := binary.LittleEndian.Uint64(payload)
+	if n > uint64(len(payload)-8) {
+		return nil, nil, false
+	}
+	return payload[8 : 8+n], payload[8+n:], true
 }
 
 // manifestPayload checks a manifest's envelope (magic, length, checksum),
-// whatever its version, and returns its JSON payload.
+// whatever its version, and returns its payload.
 func manifestPayload(name string, b []byte) ([]byte, error) {
 	bad := func(format string, args ...any) error {
 		return &CorruptionError{Path: name, Section: "manifest", Offset: -1, Msg: fmt.Sprintf(format, args...)}
@@ -297,8 +283,8 @@ func ReadManifest(dir string) (*Manifest, error) {
 }
 
 // ReadRoots returns the PATHs an index was built for, from a manifest of
-// any format version (the roots' encoding has not changed since version
-// 1), so that an index this build cannot read can be rebuilt from its
+// any format version (the roots' JSON encoding has not changed since
+// version 1; from version 4 on it is in the payload's JSON head), so that an index this build cannot read can be rebuilt from its
 // directory alone.
 func ReadRoots(dir string) ([]Root, error) {
 	var roots struct {
@@ -306,10 +292,17 @@ func ReadRoots(dir string) ([]Root, error) {
 	}
 	err := readManifestFile(dir, func(path string, b []byte) error {
 		payload, err := manifestPayload(path, b)
-		if err == nil {
-			err = json.Unmarshal(payload, &roots)
+		if err != nil {
+			return err
 		}
-		return err
+		js := payload // versions 1 to 3: the payload is JSON
+		if binary.LittleEndian.Uint32(b[8:]) >= 4 {
+			var ok bool
+			if js, _, ok = splitPayload(payload); !ok {
+				return &CorruptionError{Path: path, Section: "manifest", Offset: -1, Msg: "bad JSON length"}
+			}
+		}
+		return json.Unmarshal(js, &roots)
 	})
 	if err != nil {
 		return nil, err

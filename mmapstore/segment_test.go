@@ -217,11 +217,3 @@ func FuzzSegment(f *testing.F) {
 		exercise(s)
 	})
 }
-
-func FuzzManifest(f *testing.F) {
-	good, _ := mmapstore.EncodeManifest(&mmapstore.Manifest{Roots: []mmapstore.Root{{Given: "logs", Abs: "/logs"}}, Files: []mmapstore.FileRecord{{ID: 1, Path: "a.log", Size: 10, Indexed: 5}}})
-	f.Add(good)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		mmapstore.DecodeManifest("fuzz", data)
-	})
-}

@@ -19,7 +19,18 @@ const (
 	taskFile taskKind = iota // start of a file (counts, close of the previous)
 	taskIDs
 	taskScan
+	// taskQuiet: files (task.quiet) with nothing to read or report, each
+	// counted 0 for Options.PerFile. One task for a run of them: over
+	// 100,000 small files, most would otherwise be one hand-over each.
+	taskQuiet
 )
+
+// runs tells whether a task of the kind is run (the others only mark
+// where files begin).
+func (k taskKind) runs() bool { return k == taskIDs || k == taskScan }
+
+// quietBatch is the most files one taskQuiet holds.
+const quietBatch = 512
 
 type hitRec struct {
 	line, off, n int64
@@ -31,6 +42,7 @@ type hitRec struct {
 type task struct {
 	kind  taskKind
 	file  *File
+	quiet []*File // taskQuiet
 	h     *live.Handle
 	seg   *mmapstore.Segment
 	span  int
@@ -74,18 +86,33 @@ type task struct {
 }
 
 // spans by offset, then its unindexed tail.
-func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, emit func(*task) bool) error {
+func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, countOnly bool, emit func(*task) bool) error {
 	var sure int64 // hits the tasks emitted so far hold at least
 	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
 	if opt.Only == nil { // (indexed lines only: what files hold now does not matter)
 		s.logs.Sync() // a line written before the search began is found
 	}
 	once := inodeOnce{s: s}
+	dirs := s.logs.Dirs() // files come in path order: one open directory at a time
+	defer dirs.Close()
 	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
+	var quiet []*File // files counted 0, not emitted yet
+	flushQuiet := func() bool {
+		if len(quiet) == 0 {
+			return true
+		}
+		t := &task{kind: taskQuiet, quiet: quiet}
+		quiet = nil
+		return emit(t)
+	}
 	// send emits a file's tasks (false: the search was cancelled).
 	send := func(f *File, h *live.Handle, ts []*task) bool {
+		if !flushQuiet() {
+			h.Close()
+			return false
+		}
 		if !emit(&task{kind: taskFile, file: f, h: h}) {
 			h.Close()
 			return false
@@ -142,7 +169,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				continue // none of the lines asked for
 			}
 			if p.mode == planIDs {
-				if rangeCard(p.cands, sp.FirstLine, sp.FirstLine+sp.NumLines) == 0 {
+				if !p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
 					continue
 				}
 				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)})
@@ -172,7 +199,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
 		whole := s.damagedFiles[f.ID]
-		h, err := s.logs.Stat(f.lf, len(ts) > 0 || whole)
+		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly, timing))
 		if err != nil {
 			h = live.Failed(err)
 		}
@@ -244,9 +271,19 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			continue // nothing to read, report or count
 		}
+		if len(ts) == 0 && h.Stale() == nil {
+			h.Close()
+			if quiet = append(quiet, f); len(quiet) == quietBatch && !flushQuiet() {
+				return ctx.Err()
+			}
+			continue // counted 0
+		}
 		if !send(f, h, ts) {
 			return ctx.Err()
 		}
+	}
+	if !flushQuiet() {
+		return ctx.Err()
 	}
 	return nil
 }
@@ -419,4 +456,20 @@ func (b *countBudget) spend(n int64) bool {
 	}
 	b.left.Add(-n)
 	return true
+}
+
+// readsFile tells whether any of a file's tasks reads the file (else an
+// unchanged file is not even opened: counting hits that need no
+// verification, over 100,000 small files, is then one fstatat each).
+func readsFile(ts []*task, countOnly, timing bool) bool {
+	for _, t := range ts {
+		if t.kind != taskIDs || !countOnly || timing || t.plan.verify == nil {
+			return true
+		}
+		sp := t.seg.Spans()[t.span]
+		if t.plan.verify.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
+			return true
+		}
+	}
+	return false
 }

@@ -24,7 +24,13 @@ var (
 // for the live file or a dated rotation) and, for a dated rotation, the
 // date as written (empty otherwise).
 func splitRotation(path string) (log string, n int, date string) {
-	base := compressedSuffix.ReplaceAllString(path, "")
+	base := path
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && compressedSuffix.MatchString(path[i:]) {
+		base = path[:i]
+	}
+	if base == "" || base[len(base)-1] < '0' || base[len(base)-1] > '9' {
+		return base, 0, "" // both rotation suffixes end in a digit (most paths do not: no regexp)
+	}
 	if m := numberedSuffix.FindStringSubmatchIndex(base); m != nil {
 		n, _ = strconv.Atoi(base[m[2]:m[3]])
 		return base[:m[0]], n, ""
@@ -49,7 +55,9 @@ func assignRotations(files []*File) {
 		if date != "" {
 			byLog[log] = append(byLog[log], dated{f, date})
 		}
-		maxN[log] = max(maxN[log], n)
+		if n > 0 { // (a missing entry reads 0: most files are not rotations)
+			maxN[log] = max(maxN[log], n)
+		}
 	}
 	for log, ds := range byLog {
 		slices.SortStableFunc(ds, func(a, b dated) int { return strings.Compare(b.date, a.date) }) // newest first

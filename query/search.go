@@ -199,8 +199,8 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	go func() {
 		defer close(order)
 		defer close(tasks)
-		prodErr <- s.produce(ctx, q, opt, plans, func(t *task) bool {
-			if t.kind == taskFile {
+		prodErr <- s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
+			if !t.kind.runs() {
 				t.done = closedDone
 			} else {
 				t.done = make(chan struct{})
@@ -266,9 +266,9 @@ func fewCandidates(plans []*segPlan) bool {
 func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans []*segPlan, st *Stats, fn func(*Hit) error) error {
 	var ts []*task
 	var ls lineState
-	perr := s.produce(ctx, q, opt, plans, func(t *task) bool {
+	perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 		t.done = closedDone
-		if t.kind != taskFile {
+		if t.kind.runs() {
 			co := fn == nil || t.beyond
 			s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
 		}
@@ -311,6 +311,18 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 	stopped := false
 	for t := range order {
 		<-t.done
+		if t.kind == taskQuiet {
+			if err := flushFile(); err != nil {
+				return err
+			}
+			cur = nil
+			for _, f := range t.quiet {
+				if err := opt.PerFile(f, 0); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if t.kind == taskFile {
 			if err := flushFile(); err != nil {
 				return err

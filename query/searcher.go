@@ -10,12 +10,14 @@ package query
 import (
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/query/live"
 )
 
@@ -169,15 +171,25 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		}
 	}
 	for _, f := range s.files {
-		sort.Slice(f.spans, func(i, j int) bool {
-			a, b := f.spans[i], f.spans[j]
-			return s.segs[a.seg].Spans()[a.span].StartOffset < s.segs[b.seg].Spans()[b.span].StartOffset
-		})
+		if len(f.spans) > 1 { // (most small files have one)
+			sort.Slice(f.spans, func(i, j int) bool {
+				a, b := f.spans[i], f.spans[j]
+				return s.segs[a.seg].Spans()[a.span].StartOffset < s.segs[b.seg].Spans()[b.span].StartOffset
+			})
+		}
 	}
-	sort.SliceStable(s.files, func(i, j int) bool { return s.files[i].Path < s.files[j].Path })
+	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
+		slices.SortStableFunc(s.files, byPath)
+	}
 	assignRotations(s.files)
 	return s
 }
+
+// AssumeSeen takes what the indexing run that just ended found at the
+// files' paths as their state (live.Set.AssumeSeen): a search right after
+// an update does not look at every file again. Call before searching.
+func (s *Searcher) AssumeSeen(seen []logfile.Seen) { s.logs.AssumeSeen(seen) }
 
 // SetWorkers sets the number of goroutines verifying and scanning for one
 // search (default GOMAXPROCS). Call before searching.

@@ -18,7 +18,8 @@
 // reported loudly and makes the exit status 3.
 //
 // Sections (--only): index, query, server (per corpus), scaling, warmup,
-// time and compressed (loggen profile only); live (highcard lines appended
+// time and compressed (loggen profile only), smallfiles (a tree of
+// --small-files files of a few lines, smallfiles.go); live (highcard lines appended
 // while searching, see live.go) only when named. A section whose
 // prerequisites are missing (no index yet, no `logdex serve`) is skipped
 // with a note. The report is Markdown on stdout (and --out FILE, where it
@@ -65,10 +66,11 @@ type config struct {
 	liveSeconds   float64  // its duration,
 	liveFiles     int      // files appended to,
 	liveQPS       float64  // searches a second meanwhile
+	smallFiles    int      // smallfiles section: files in the tree
 	args          []string // as given, for the reproduce line
 }
 
-var sections = []string{"index", "query", "scaling", "server", "warmup", "time", "compressed"}
+var sections = []string{"index", "query", "scaling", "server", "warmup", "time", "compressed", "smallfiles"}
 
 // optInSections run only when --only names them: the live section is a
 // minute of sustained load.
@@ -81,7 +83,7 @@ var sectionAlias = map[string]string{
 	"server": "server", "serve": "server",
 	"warmup": "warmup", "warm-up": "warmup", "startup": "warmup",
 	"time": "time", "compressed": "compressed",
-	"live": "live",
+	"live": "live", "smallfiles": "smallfiles", "small-files": "smallfiles",
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -109,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.liveMBps, "live-mbps", 5, "live section: MB/s appended")
 	fs.Float64Var(&c.liveSeconds, "live-seconds", 60, "live section: seconds of appending")
 	fs.IntVar(&c.liveFiles, "live-files", 20, "live section: files appended to")
+	fs.IntVar(&c.smallFiles, "small-files", 100_000, "smallfiles section: files in the tree (a few lines each)")
 	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index); 0: none, to see indexing alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -119,7 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.smoke {
-		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms", "warmup-mb": "8"} {
+		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms", "warmup-mb": "8", "small-files": "300"} {
 			if !set[name] {
 				fs.Set(name, v)
 			}
@@ -161,8 +164,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		c.scaleMB = append(c.scaleMB, n)
 	}
-	if c.mb <= 0 || c.runs < 1 || c.indexRuns < 1 {
-		return nil, errors.New("--mb, --runs and --index-runs must be positive")
+	if c.mb <= 0 || c.runs < 1 || c.indexRuns < 1 || c.smallFiles < 1 {
+		return nil, errors.New("--mb, --runs, --index-runs and --small-files must be positive")
 	}
 	if c.liveMBps <= 0 || c.liveSeconds <= 0 || c.liveFiles < 1 || c.liveQPS < 0 {
 		return nil, errors.New("--live-mbps, --live-seconds and --live-files must be positive, --live-qps not negative")
@@ -343,6 +346,11 @@ func (b *bench) all() error {
 	}
 	if cfg.only["compressed"] {
 		if err := b.compressedSection(); err != nil {
+			return err
+		}
+	}
+	if cfg.only["smallfiles"] {
+		if err := b.smallFilesSection(); err != nil {
 			return err
 		}
 	}

@@ -108,7 +108,7 @@ func TestSmoke(t *testing.T) {
 		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
 		"### Speed-up over rg, geometric mean of the queries", "| highcard | 15 |", "### Scaling", "### Server, loggen corpus",
 		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "| floor: minimal Go net/http server", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
-		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "Full run took"} {
+		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "### Many small files (300 files", "| word in half the files `timeout` |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -144,6 +144,9 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: needle query %q found nothing", cr.Profile, r.Text)
 			}
 		}
+	}
+	if sf := rep.SmallFiles; sf == nil || sf.Files != 300 || len(sf.Queries) != 2 || sf.Queries[0].Hits == 0 || sf.ManifestSize == 0 {
+		t.Errorf("smallfiles: %+v", sf)
 	}
 	if rep.Scaling == nil || len(rep.Scaling.Rows) != 2 {
 		t.Errorf("scaling rows: %+v", rep.Scaling)

@@ -17,6 +17,7 @@ type Report struct {
 	Warmup     *WarmupResult     `json:"warmup,omitempty"`     // loggen profile
 	Time       *TimeResult       `json:"time,omitempty"`       // loggen profile
 	Compressed *CompressedResult `json:"compressed,omitempty"` // loggen profile
+	SmallFiles *SmallFilesResult `json:"smallfiles,omitempty"`
 	Live       *LiveResult       `json:"live,omitempty"`
 	Mismatches []string          `json:"mismatches"`
 	Notes      []string          `json:"notes,omitempty"`
@@ -136,6 +137,7 @@ func (r *Report) Markdown() string {
 	r.mdWarmup(p)
 	r.mdTime(p)
 	r.mdCompressed(p)
+	r.mdSmallFiles(p)
 	r.mdLive(p)
 	if len(r.Notes) > 0 {
 		p("### Notes\n\n")

@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/mmapstore/logtime"
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/lang"
@@ -341,9 +343,10 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 			return nil, err
 		}
 	}
+	var seen []logfile.Seen
 	if ix == nil {
 		if !noUpdate || roots == nil {
-			if err := e.updateInterruptibly(dir, build, true); err != nil {
+			if seen, err = e.updateForSearch(dir, build, true); err != nil {
 				if roots == nil || errors.Is(err, context.Canceled) {
 					return nil, err
 				}
@@ -373,7 +376,9 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 			return nil, err
 		}
 	}
-	return &openedIndex{s: query.NewScopedSearcher(ix, scopes), ix: ix, dir: dir, build: build, scopes: scopes,
+	s := query.NewScopedSearcher(ix, scopes)
+	s.AssumeSeen(seen)
+	return &openedIndex{s: s, ix: ix, dir: dir, build: build, scopes: scopes,
 		withPath: !(len(scopes) == 1 && scopes[0].IsFile)}, nil
 }
 
@@ -396,10 +401,21 @@ func (oi *openedIndex) close() {
 // and SIGTERM stop the indexer cleanly. The handler lives only as long:
 // installing one starts a thread, a cost every search would pay.
 func (e *env) updateInterruptibly(dir string, build []string, progress bool) error {
+	_, err := e.updateForSearch(dir, build, progress)
+	return err
+}
+
+// updateForSearch is updateInterruptibly returning what the run's walk
+// found at the files' paths, which the search then need not look at again.
+func (e *env) updateForSearch(dir string, build []string, progress bool) ([]logfile.Seen, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err := e.updateIndex(ctx, dir, build, 0, progress, zerolog.WarnLevel)
-	return err
+	opt := indexer.Options{Dir: dir, Roots: build, ReportSeen: true}
+	res, err := e.updateIndexOpt(ctx, opt, progress, zerolog.WarnLevel)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return res.Seen, nil
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.

@@ -47,6 +47,9 @@ type Set struct {
 	// listings: directories' names by inode, for files renamed since
 	// indexing (under mu).
 	listings map[dirKey]dirListing
+	// seen: what an indexing run that just ended found at files' paths
+	// (AssumeSeen), by file id; read-only once set.
+	seen map[uint64]*logfile.Seen
 }
 
 type rootDir struct {
@@ -93,6 +96,18 @@ func (s *Set) ChangeSeq() (seq uint64, ok bool) {
 		return 0, false
 	}
 	return s.watch.now(), s.watch.Err() == nil
+}
+
+// AssumeSeen makes the set take what an indexing run found at files' paths
+// (indexer.Result.Seen) as their lstat, for a search that begins right
+// after the run: its answer is then as of the run's walk, moments earlier
+// in the same command. A file whose record names another path (a run since
+// moved it) is looked at. Call before use; not for long-lived sets.
+func (s *Set) AssumeSeen(seen []logfile.Seen) {
+	s.seen = make(map[uint64]*logfile.Seen, len(seen))
+	for i := range seen {
+		s.seen[seen[i].ID] = &seen[i]
+	}
 }
 
 // Lookups counts the files looked at with lstat (for tests).
@@ -274,7 +289,7 @@ type fileState struct {
 
 // lookup lstats f's path beneath its root, or answers from an earlier
 // lstat that the Watch vouches for.
-func (s *Set) lookup(f *File) fileState {
+func (s *Set) lookup(c *Dirs, f *File) fileState {
 	dir, name, err := s.locate(f)
 	if err != nil {
 		return fileState{err: err}
@@ -289,9 +304,15 @@ func (s *Set) lookup(f *File) fileState {
 	if w != nil {
 		st.seq = w.now()
 	}
+	if sn := s.seen[f.rec.ID]; sn != nil && sn.Root == f.rec.Root && sn.Path == f.rec.Path {
+		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
+		return st
+	}
 	s.lstats.Add(1)
-	fi, err := dir.Lstat(name)
-	if err != nil {
+	if d, base := c.of(f); d != nil {
+		ls, err := d.Lstat(base)
+		st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+	} else if fi, err := dir.Lstat(name); err != nil {
 		st.err = err
 	} else {
 		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
@@ -308,8 +329,12 @@ func (s *Set) lookup(f *File) fileState {
 // the indexed inode, and returns a handle that can read it when mustRead.
 // Anything unusual (replaced, a symlink now, unreadable) takes the full
 // Check.
-func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
-	st := s.lookup(f)
+func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) { return s.StatIn(nil, f, mustRead) }
+
+// StatIn is Stat looking f up in c's open directory (a pass over files in
+// path order).
+func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
+	st := s.lookup(c, f)
 	rec := &f.rec
 	if errors.Is(st.err, os.ErrNotExist) {
 		s.forget(rec.ID)
@@ -329,7 +354,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) {
 	if unchanged && !mustRead {
 		return unchangedHandle, nil
 	}
-	sf, err := s.shared(f)
+	sf, err := s.shared(c, f)
 	if err != nil {
 		return s.Check(f)
 	}
@@ -356,7 +381,7 @@ var unchangedHandle = &Handle{}
 
 // shared returns the open file for f (the indexed inode), opening it when
 // needed, with a reference for the caller.
-func (s *Set) shared(f *File) (*sharedFile, error) {
+func (s *Set) shared(c *Dirs, f *File) (*sharedFile, error) {
 	rec := &f.rec
 	s.mu.Lock()
 	if sf, ok := s.open[rec.ID]; ok && sf.dev == rec.Dev && sf.ino == rec.Ino {
@@ -365,11 +390,18 @@ func (s *Set) shared(f *File) (*sharedFile, error) {
 		return sf, nil
 	}
 	s.mu.Unlock()
-	dir, name, err := s.locate(f)
-	if err != nil {
-		return nil, err
+	var fh *os.File
+	var st os.FileInfo
+	var err error
+	if d, base := c.of(f); d != nil {
+		fh, st, err = d.Open(base)
+	} else {
+		dir, name, lerr := s.locate(f)
+		if lerr != nil {
+			return nil, lerr
+		}
+		fh, st, err = logfile.Open(dir, name, true)
 	}
-	fh, st, err := logfile.Open(dir, name, true)
 	if err != nil {
 		return nil, err
 	}
