@@ -14,7 +14,22 @@ type finder struct {
 	b1, u1 byte // rarest byte; u1 is its other case (== b1 if none)
 	off2   int  // offset of the second rarest byte (checked before the full compare)
 	b2     byte // lowercased when fold
+	// The packed pair (as in ripgrep's memmem): where the vector search
+	// looks for two of the literal's rarest bytes at once, pa < pb, with
+	// both cases of each when fold. Two bytes at a fixed distance are rare
+	// even when each is common ('[' and ']' in "] ["), so few candidates
+	// need verifying. pair is false for 1-byte literals or without SIMD.
+	pair               bool
+	pa, pb             int
+	pa1, pa2, pb1, pb2 byte
 }
+
+// usePair is hasPair; tests turn it off to check the rare-byte loop alone.
+var usePair = hasPair
+
+// pairMin is the fewest positions indexPair is given; shorter tails go to
+// the rare-byte loop.
+const pairMin = 32
 
 // lower maps A-Z to a-z and leaves every other byte alone.
 var lower = func() (t [256]byte) {
@@ -82,7 +97,34 @@ func newFinder(pat []byte, fold bool) *finder {
 	if fold {
 		f.u1 = otherCase(f.b1)
 	}
+	if usePair && len(pat) >= 2 {
+		f.setPair(fold)
+	}
 	return f
+}
+
+// setPair picks the pair: the rarest byte and the rarest byte at another
+// offset (another value if there is one).
+func (f *finder) setPair(fold bool) {
+	a, b := f.off1, f.off2
+	if a == b {
+		b = len(f.pat) - 1
+		if a == b {
+			b = 0
+		}
+	}
+	if a > b {
+		a, b = b, a
+	}
+	both := func(c byte) (byte, byte) {
+		if fold {
+			return c, otherCase(c)
+		}
+		return c, c
+	}
+	f.pair, f.pa, f.pb = true, a, b
+	f.pa1, f.pa2 = both(f.pat[a])
+	f.pb1, f.pb2 = both(f.pat[b])
 }
 
 // findState carries a finder's per-scan state; the zero value is ready and
@@ -125,6 +167,21 @@ func (f *finder) index(hay []byte, from int, st *findState) int {
 			return from
 		}
 		return -1
+	}
+	if f.pair {
+		// Candidates start in [from, len(hay)-n]; position i of the pair
+		// search stands for the start from+i.
+		for last := len(hay) - n; last-from+1 >= pairMin; {
+			j := indexPair(hay[from+f.pa:last+f.pb+1], f.pb-f.pa, f.pa1, f.pa2, f.pb1, f.pb2)
+			if j < 0 {
+				return -1
+			}
+			if s := from + j; f.equalAt(hay, s) {
+				return s
+			} else {
+				from = s + 1
+			}
+		}
 	}
 	lim := len(hay) - n + f.off1 + 1 // a hit of b1 at p >= lim leaves no room for the literal
 	if !f.fold {
