@@ -9,18 +9,10 @@ TEXT ·indexPairAVX2(SB), NOSPLIT, $0-48
 	MOVQ    hay_base+0(FP), SI
 	MOVQ    hay_len+8(FP), BX
 	MOVQ    d+24(FP), DX
-	MOVBLZX b1+32(FP), AX
-	MOVQ    AX, X0
-	VPBROADCASTB X0, Y0
-	MOVBLZX u1+33(FP), AX
-	MOVQ    AX, X1
-	VPBROADCASTB X1, Y1
-	MOVBLZX b2+34(FP), AX
-	MOVQ    AX, X2
-	VPBROADCASTB X2, Y2
-	MOVBLZX u2+35(FP), AX
-	MOVQ    AX, X3
-	VPBROADCASTB X3, Y3
+	VPBROADCASTB b1+32(FP), Y0
+	VPBROADCASTB u1+33(FP), Y1
+	VPBROADCASTB b2+34(FP), Y2
+	VPBROADCASTB u2+35(FP), Y3
 	SUBQ    DX, BX             // BX = number of positions (>= 32)
 	LEAQ    -32(SI)(BX*1), R8  // start of the last full vector
 	LEAQ    (SI)(BX*1), R10    // end of the positions
@@ -107,18 +99,10 @@ TEXT ·indexPair1AVX2(SB), NOSPLIT, $0-48
 	MOVQ    hay_base+0(FP), SI
 	MOVQ    hay_len+8(FP), BX
 	MOVQ    d+24(FP), DX
-	MOVBLZX b1+32(FP), AX
-	MOVQ    AX, X0
-	VPBROADCASTB X0, Y0
-	MOVBLZX u1+33(FP), AX
-	MOVQ    AX, X1
-	VPBROADCASTB X1, Y1
-	MOVBLZX b2+34(FP), AX
-	MOVQ    AX, X2
-	VPBROADCASTB X2, Y2
-	MOVBLZX u2+35(FP), AX
-	MOVQ    AX, X3
-	VPBROADCASTB X3, Y3
+	VPBROADCASTB b1+32(FP), Y0
+	VPBROADCASTB u1+33(FP), Y1
+	VPBROADCASTB b2+34(FP), Y2
+	VPBROADCASTB u2+35(FP), Y3
 	SUBQ    DX, BX             // BX = number of positions (>= 32)
 	LEAQ    -32(SI)(BX*1), R8  // start of the last full vector
 	LEAQ    (SI)(BX*1), R10    // end of the positions
