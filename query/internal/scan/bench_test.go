@@ -39,6 +39,11 @@ var benchPatterns = []benchPattern{
 	{"lit-e", `e`, 'F', "-F"},
 	{"lit-packet", `PacketResponder`, 'F', "-F"},
 	{"lit-i-packet", `packetresponder`, 'i', "-iF"},
+	// Punctuation only (no word for the index to narrow by): every byte
+	// is common, and two at a fixed distance are not.
+	{"lit-punct", `] [`, 'F', "-F"},
+	{"lit-rare-punct", `)] [`, 'F', "-F"},
+	{"lit-colon", `:`, 'F', "-F"},
 	// Not in the brief's list: alternations of literals, common in log queries.
 	{"alt-levels", `ERROR|FATAL|panic`, 'E', ""},
 	{"alt-i-words", `(?i)exception|failed`, 'E', ""},
@@ -121,6 +126,35 @@ func BenchmarkScan(b *testing.B) {
 				m.CountLines(buf)
 			}
 		})
+	}
+}
+
+// BenchmarkLiteralPair runs the literals with the packed-pair search
+// ("pair") and with the rare-byte loop alone ("rarebyte", the baseline).
+func BenchmarkLiteralPair(b *testing.B) {
+	if !hasPair {
+		b.Skip("no vector pair search on this machine")
+	}
+	buf := benchData()
+	for _, p := range benchPatterns {
+		if p.kind == 'E' || len(p.expr) < 2 {
+			continue
+		}
+		for _, pair := range []bool{true, false} {
+			name := p.name + "/rarebyte"
+			if pair {
+				name = p.name + "/pair"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(old bool) { usePair = old }(usePair)
+				usePair = pair
+				m := p.matcher(b)
+				b.SetBytes(int64(len(buf)))
+				for b.Loop() {
+					m.CountLines(buf)
+				}
+			})
+		}
 	}
 }
 
