@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -65,7 +66,7 @@ func checkFinderIndex(t *testing.T) {
 		for from := 0; from <= len(hay); {
 			got, want := f.index(hay, from, &st), refIndex(refHay, refPat, from)
 			if got != want {
-				t.Fatalf("case %d: index(%q in %d bytes from %d, fold=%v) = %d, want %d (pair=%v)", i, pat, len(hay), from, fold, got, want, f.pair)
+				t.Fatalf("case %d: index(%q in %d bytes from %d, fold=%v) = %d, want %d (pairs=%v)", i, pat, len(hay), from, fold, got, want, f.pairs)
 			}
 			if got < 0 {
 				break
@@ -94,5 +95,43 @@ func TestFinderPairOffsets(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFinderPairSwitch: a pair whose bytes are common together (JSON's '"'
+// and a digit) gives way to the next, and occurrences are still found
+// wherever the switch happens.
+func TestFinderPairSwitch(t *testing.T) {
+	if !hasPair {
+		t.Skip("no vector pair search on this machine")
+	}
+	f := newFinder([]byte(`" 5`), false)
+	if len(f.pairs) < 2 || f.pairs[0].a != 0 || f.pairs[0].b != 2 {
+		t.Fatalf("pairs %+v: want '\"'..'5' first", f.pairs)
+	}
+	var hay []byte
+	var want []int
+	for i := range 4000 {
+		hay = append(hay, `{"id":"a5","n":"b5"} `...)
+		if i%500 == 499 {
+			want = append(want, len(hay)+1)
+			hay = append(hay, `x" 5y `...)
+		}
+	}
+	var st findState
+	var got []int
+	for from := 0; ; {
+		s := f.index(hay, from, &st)
+		if s < 0 {
+			break
+		}
+		got = append(got, s)
+		from = s + 1
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("found %v, want %v", got, want)
+	}
+	if st.pair == 0 {
+		t.Errorf("still on the first pair after %d false candidates", 2*4000)
 	}
 }
