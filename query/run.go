@@ -278,6 +278,11 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 	pos := t.start // file offset of buf[0]
 	have := 0
 	lineNo := t.line0
+	// NUL bytes end lines (as the indexer read them), so each read is
+	// searched for one, unless the task reads indexed bytes that the
+	// indexer found free of them (a file rewritten in place behind its
+	// index is beyond the index's reach anyway).
+	nulFree := t.seg != nil && t.end <= t.file.Record().Indexed && (t.file.Record().NULAt == 0 || t.file.Record().NULAt-1 >= t.end)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -294,7 +299,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 			}
 			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
 			m, err := src.ReadAt(buf[have:have+n], pos+int64(have))
-			if k := logfile.EndLinesAtNUL(buf[have : have+m]); k >= 0 && t.nulAt == 0 {
+			if nulFree {
+				// (nothing to look for)
+			} else if k := logfile.EndLinesAtNUL(buf[have : have+m]); k >= 0 && t.nulAt == 0 {
 				t.nulAt = pos + int64(have+k) + 1
 			}
 			have += m
@@ -339,11 +346,9 @@ func (s *Searcher) scanBlock(q *Query, t *task, block []byte, pos, lineNo int64,
 		return s.scanBlockTimed(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
 	}
 	if countOnly && q.single != nil && t.after == 0 && t.until == 0 && t.times == nil {
+		// Every block of the task comes here: no line number is needed,
+		// so the lines are not counted.
 		t.count += int64(q.single.CountLines(block))
-		lineNo += int64(bytes.Count(block, nl))
-		if len(block) > 0 && block[len(block)-1] != '\n' {
-			lineNo++
-		}
 		return lineNo
 	}
 	counted := 0 // block offset up to which lines were counted

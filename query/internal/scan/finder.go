@@ -1,12 +1,18 @@
 package scan
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // finder locates a byte literal, optionally ignoring ASCII case, the way
-// ripgrep's memchr-based prefilter does: it looks for the literal's rarest
-// byte with SIMD-backed bytes.IndexByte and verifies around each hit, which
-// beats bytes.Index (which keys on the first byte) on log text whose first
-// pattern bytes are common ('[', ' ', digits, lowercase letters).
+// ripgrep's memchr/memmem prefilters do. Where the CPU allows, it searches
+// for two of the literal's rarest bytes at their distance in the literal
+// (the packed pair, 32 positions per vector compare), and verifies around
+// each hit. Elsewhere, and for 1-byte literals, it looks for the rarest
+// byte with SIMD-backed bytes.IndexByte. Both beat bytes.Index (which keys
+// on the first byte) on log text whose first pattern bytes are common ('[',
+// ' ', digits, lowercase letters).
 type finder struct {
 	pat    []byte // the literal; lowercased when fold
 	fold   bool
@@ -14,7 +20,29 @@ type finder struct {
 	b1, u1 byte // rarest byte; u1 is its other case (== b1 if none)
 	off2   int  // offset of the second rarest byte (checked before the full compare)
 	b2     byte // lowercased when fold
+	// The packed pairs (as in ripgrep's memmem): two of the literal's
+	// rarest bytes at their distance, which the vector search looks for at
+	// once. Two bytes at a fixed distance are rare even when each is common
+	// ('[' and ']' in "] ["), so few candidates need verifying. Byte ranks
+	// are guesses: a scan that meets too many false candidates moves on to
+	// the next pair (in JSON logs '"' is everywhere). Empty for 1-byte
+	// literals or without SIMD.
+	pairs []pairSpec
 }
+
+// pairSpec is one packed pair: offsets a < b in the literal, and the bytes
+// looked for there (both cases of each when folding).
+type pairSpec struct {
+	a, b           int
+	a1, a2, b1, b2 byte
+}
+
+// usePair is hasPair; tests turn it off to check the rare-byte loop alone.
+var usePair = hasPair
+
+// pairMin is the fewest positions indexPair is given; shorter tails go to
+// the rare-byte loop.
+const pairMin = 32
 
 // lower maps A-Z to a-z and leaves every other byte alone.
 var lower = func() (t [256]byte) {
@@ -82,7 +110,47 @@ func newFinder(pat []byte, fold bool) *finder {
 	if fold {
 		f.u1 = otherCase(f.b1)
 	}
+	if usePair && len(pat) >= 2 {
+		f.setPairs(fold)
+	}
 	return f
+}
+
+// maxPairOffsets is how many of the rarest offsets pairs are made of.
+const maxPairOffsets = 4
+
+// setPairs lists the pairs among the literal's rarest offsets, likeliest
+// rarest first: by the sum of their ranks, two equal bytes last.
+func (f *finder) setPairs(fold bool) {
+	offs := make([]int, len(f.pat))
+	for i := range offs {
+		offs[i] = i
+	}
+	rank := func(i int) int { return foldRank(f.pat[i], fold) }
+	slices.SortStableFunc(offs, func(x, y int) int { return rank(x) - rank(y) })
+	offs = offs[:min(len(offs), maxPairOffsets)]
+	both := func(c byte) (byte, byte) {
+		if fold {
+			return c, otherCase(c)
+		}
+		return c, c
+	}
+	score := func(p pairSpec) int {
+		sc := rank(p.a) + rank(p.b)
+		if f.pat[p.a] == f.pat[p.b] {
+			sc += 512
+		}
+		return sc
+	}
+	for i, x := range offs {
+		for _, y := range offs[i+1:] {
+			p := pairSpec{a: min(x, y), b: max(x, y)}
+			p.a1, p.a2 = both(f.pat[p.a])
+			p.b1, p.b2 = both(f.pat[p.b])
+			f.pairs = append(f.pairs, p)
+		}
+	}
+	slices.SortStableFunc(f.pairs, func(p, q pairSpec) int { return score(p) - score(q) })
 }
 
 // findState carries a finder's per-scan state; the zero value is ready and
@@ -93,7 +161,18 @@ type findState struct {
 	winStart     int // start of the window in which fails are counted
 	fails        int // candidates in the window that failed verification
 	bruteUntil   int // use bytes.Index for occurrences starting before this
+	pair         int // the pair in use
+	pairWin      int // start of the window in which its misses are counted
+	pairMisses   int
 }
+
+// A pair that meets more than pairMisses false candidates in pairWindow
+// bytes gives way to the next: each costs a call, the scan between them
+// far less.
+const (
+	pairWindow = 64 << 10
+	pairMisses = 16
+)
 
 // Windows for choosing between the rare-byte loop and bytes.Index.
 const (
@@ -125,6 +204,29 @@ func (f *finder) index(hay []byte, from int, st *findState) int {
 			return from
 		}
 		return -1
+	}
+	if len(f.pairs) > 0 {
+		// Candidates start in [from, len(hay)-n]; position i of the pair
+		// search stands for the start from+i.
+		for last := len(hay) - n; last-from+1 >= pairMin; {
+			p := &f.pairs[st.pair]
+			j := indexPair(hay[from+p.a:last+p.b+1], p.b-p.a, p.a1, p.a2, p.b1, p.b2)
+			if j < 0 {
+				return -1
+			}
+			s := from + j
+			if f.equalAt(hay, s) {
+				return s
+			}
+			from = s + 1
+			if from-st.pairWin >= pairWindow {
+				st.pairWin, st.pairMisses = from, 0
+			}
+			if st.pairMisses++; st.pairMisses > pairMisses {
+				st.pair = (st.pair + 1) % len(f.pairs)
+				st.pairWin, st.pairMisses = from, 0
+			}
+		}
 	}
 	lim := len(hay) - n + f.off1 + 1 // a hit of b1 at p >= lim leaves no room for the literal
 	if !f.fold {
