@@ -127,7 +127,9 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			it.Next()
 			var ts int64
 			var timed bool
-			if t.times != nil {
+			if t.times != nil && (t.tr != nil || t.hist != nil || !full()) {
+				// (A line only counted past the page needs no time
+				// without a filter or a histogram.)
 				// The group's range alone decides when its lines are all
 				// out of the range, or all in it and in one histogram
 				// bucket, and no hit needs its own time: 64 lines at a
