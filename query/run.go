@@ -92,27 +92,23 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	if err != nil {
 		return err
 	}
-	type loc struct {
-		id     uint32
-		off, n int64
-		verify bool
-		t      int64
-		timed  bool
-	}
 	it := p.cands.Iterator()
 	it.AdvanceIfNeeded(lo)
+	sc := idScratches.Get().(*idScratch)
+	defer idScratches.Put(sc)
 	var (
-		locs  = make([]loc, 0, min(n, 512))
-		rbuf  []byte
+		locs  = sc.locs[:0]
+		rbuf  = sc.rbuf
 		extra int64 // hits counted without records
 	)
+	defer func() { sc.locs, sc.rbuf = locs[:0], rbuf }()
 	if recs := min(int(n), 4096); !countOnly {
 		if maxRecs > 0 {
 			recs = min(recs, maxRecs)
 		}
-		t.hits = make([]hitRec, 0, recs)
+		t.hits = getHitRecs(recs)
 		if wantText {
-			t.buf = make([]byte, 0, recs*256) // typical log lines fit
+			t.buf = getTextBuf(recs * 256) // typical log lines fit
 		}
 	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
@@ -168,7 +164,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			if err != nil {
 				return err
 			}
-			locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
+			locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
 		}
 		if len(locs) == 0 {
 			if !it.HasNext() || it.PeekNext() >= hi {
@@ -247,6 +243,24 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	t.count = int64(len(t.hits)) + extra
 	return nil
 }
+
+// idLoc is a candidate line of runIDs, located.
+type idLoc struct {
+	id     uint32
+	off, n int64
+	verify bool
+	t      int64
+	timed  bool
+}
+
+// idScratch is runIDs' working memory, recycled across tasks and searches
+// (a page of hits is read by a few tasks, each of which needed its own).
+type idScratch struct {
+	locs []idLoc
+	rbuf []byte
+}
+
+var idScratches = sync.Pool{New: func() any { return &idScratch{locs: make([]idLoc, 0, 512)} }}
 
 // readCost is what one positioned read costs against a count budget, in
 // bytes: about what scanning that many bytes costs.
