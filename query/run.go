@@ -112,6 +112,20 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		}
 	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
+	// Without a time filter or histogram only the hits kept need their
+	// times: those are decoded once a line is kept (a phrase's candidates
+	// that fail, and lines only counted past the page, need none).
+	lateTimes := t.times != nil && t.tr == nil && t.hist == nil
+	record := func(l idLoc) (hitRec, error) {
+		h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed}
+		if lateTimes {
+			var err error
+			if h.t, h.timed, err = t.times.at(l.id); err != nil {
+				return h, err
+			}
+		}
+		return h, nil
+	}
 	for it.HasNext() {
 		// Gather a batch of candidates.
 		locs = locs[:0]
@@ -123,9 +137,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			it.Next()
 			var ts int64
 			var timed bool
-			if t.times != nil && (t.tr != nil || t.hist != nil || !full()) {
-				// (A line only counted past the page needs no time
-				// without a filter or a histogram.)
+			if t.times != nil && !lateTimes {
 				// The group's range alone decides when its lines are all
 				// out of the range, or all in it and in one histogram
 				// bucket, and no hit needs its own time: 64 lines at a
@@ -190,7 +202,11 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 						extra++
 						continue
 					}
-					t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed})
+					h, err := record(l)
+					if err != nil {
+						return err
+					}
+					t.hits = append(t.hits, h)
 				}
 				i = j
 				continue
@@ -227,7 +243,10 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 					extra++
 					continue
 				}
-				h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed}
+				h, err := record(l)
+				if err != nil {
+					return err
+				}
 				if wantText {
 					h.tpos = len(t.buf)
 					t.buf = append(t.buf, text...)
