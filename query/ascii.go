@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/logdex/logdex/mmapstore/token"
@@ -57,6 +58,42 @@ func asciiToken(line []byte, i int) (a, b int) {
 	return a, i
 }
 
+// asciiTokenFrom is asciiToken for the first token whose first byte folds
+// to c (a lower-case letter, a digit or '_'): it jumps from one c (or C) to
+// the next with bytes.IndexByte instead of walking every token.
+func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
+	up := c
+	if 'a' <= c && c <= 'z' {
+		up = c - 'a' + 'A'
+	}
+	for i < len(line) {
+		rest := line[i:]
+		p := bytes.IndexByte(rest, c)
+		if up != c {
+			in := rest
+			if p >= 0 {
+				in = rest[:p]
+			}
+			if q := bytes.IndexByte(in, up); q >= 0 {
+				p = q
+			}
+		}
+		if p < 0 {
+			break
+		}
+		a = i + p
+		if a == 0 || !wordByte[line[a-1]] { // a token starts here
+			b = a + 1
+			for b < len(line) && wordByte[line[b]] {
+				b++
+			}
+			return a, b
+		}
+		i = a + 1
+	}
+	return len(line), len(line)
+}
+
 // asciiFind appends the span of every run of len(terms) consecutive tokens
 // of an ASCII line that fold to terms (the last one only starting with
 // its term when lastPrefix), from the first token's start to the last
@@ -64,8 +101,14 @@ func asciiToken(line []byte, i int) (a, b int) {
 // must not be empty.
 func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, firstOnly bool) (out [][2]int, found bool) {
 	t0 := terms[0]
+	jump := len(t0) > 0 && wordByte[t0[0]] && !('A' <= t0[0] && t0[0] <= 'Z')
 	for i := 0; i < len(line); {
-		a, b := asciiToken(line, i)
+		var a, b int
+		if jump {
+			a, b = asciiTokenFrom(line, i, t0[0])
+		} else {
+			a, b = asciiToken(line, i)
+		}
 		if a == b {
 			break
 		}

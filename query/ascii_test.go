@@ -19,6 +19,9 @@ var phraseSeeds = []struct{ line, phrase string }{
 	{"", "a b"},
 	{"ends with pool", "pool exhausted"},
 	{"mallory", "mallory"},
+	{"spool apple_pool PpOoL_x 9pool pOol exhausted _pool", "pool"},
+	{"_x _x x_ _x", "_x"},
+	{"1.5 15 v15 15x 15", "15"},
 }
 
 // TestASCIIFindMatchesTokens: on ASCII lines, words and phrases compared in
