@@ -120,9 +120,14 @@ func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, er
 	dmax, dmin := math.MaxInt64/tg.unit, math.MinInt64/tg.unit
 	for k := 1; k <= last; k++ {
 		var u uint64
-		if len(b) > 0 && b[0] < 0x80 { // most deltas fit a byte
+		switch { // uvarints, the short ones inline
+		case len(b) > 0 && b[0] < 0x80:
 			u, b = uint64(b[0]), b[1:]
-		} else {
+		case len(b) > 1 && b[1] < 0x80:
+			u, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
+		case len(b) > 2 && b[2] < 0x80:
+			u, b = uint64(b[0]&0x7f)|uint64(b[1]&0x7f)<<7|uint64(b[2])<<14, b[3:]
+		default:
 			var n int
 			if u, n = binary.Uvarint(b); n <= 0 {
 				return dst, s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "bad delta in group %d", g))
