@@ -58,12 +58,12 @@ func (s *Segment) LineTime(line uint32) (t int64, ok bool, err error) {
 		return 0, false, nil
 	}
 	rel := line - sp.FirstLine
-	var res int64
-	err = s.walkGroupTimes(sp.FirstGroup+rel/GroupSize, int(rel%GroupSize), func(k int, t int64) bool {
-		res = t
-		return true
-	})
-	return res, err == nil, err
+	var buf [GroupSize]int64
+	ts, err := s.appendGroupTimes(sp.FirstGroup+rel/GroupSize, int(rel%GroupSize), buf[:0])
+	if err != nil {
+		return 0, false, err
+	}
+	return ts[rel%GroupSize], true, nil
 }
 
 // WalkTimes calls fn with the time of every line of span si from its line
@@ -77,73 +77,82 @@ func (s *Segment) WalkTimes(si int, from uint32, fn func(line uint32, t int64) b
 	if !sp.Timed {
 		return nil
 	}
+	var buf [GroupSize]int64
 	for rel := from; rel < sp.NumLines; {
-		g := sp.FirstGroup + rel/GroupSize
-		n := min(GroupSize, int(sp.NumLines-rel/GroupSize*GroupSize))
-		stop := false
-		err := s.walkGroupTimes(g, n-1, func(k int, t int64) bool {
-			l := rel/GroupSize*GroupSize + uint32(k)
-			if l < rel {
-				return true
-			}
-			if !fn(sp.FirstLine+l, t) {
-				stop = true
-				return false
-			}
-			return true
-		})
-		if err != nil || stop {
+		g0 := rel / GroupSize * GroupSize // the group's first line
+		n := min(GroupSize, int(sp.NumLines-g0))
+		ts, err := s.appendGroupTimes(sp.FirstGroup+rel/GroupSize, n-1, buf[:0])
+		if err != nil {
 			return err
 		}
-		rel = (rel/GroupSize + 1) * GroupSize
+		for k := rel - g0; k < uint32(n); k++ {
+			if !fn(sp.FirstLine+g0+k, ts[k]) {
+				return nil
+			}
+		}
+		rel = g0 + GroupSize
 	}
 	return nil
 }
 
-// walkGroupTimes decodes the times of lines 0..last of group g, calling fn
-// for each in order (fn for a line before last may be skipped by returning
-// true; false stops).
-func (s *Segment) walkGroupTimes(g uint32, last int, fn func(k int, t int64) bool) error {
+// appendGroupTimes appends the times of lines 0..last of group g to dst.
+// It is the one decoder of line times, and a plain loop: a callback per
+// line cost as much as the decoding.
+func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, error) {
 	tg, err := s.TimeGroupOf(g)
 	if err != nil {
-		return err
+		return dst, err
 	}
 	if !tg.Timed {
-		return s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
+		return dst, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
 	}
 	t := tg.Base
-	if !fn(0, t) || last == 0 {
-		return nil
+	dst = append(dst, t)
+	if last == 0 {
+		return dst, nil
 	}
 	b, err := s.readTail(&s.lineTimes, tg.pos, uint64(last)*binary.MaxVarintLen64)
 	if err != nil {
-		return err
+		return dst, err
 	}
+	// The bounds a delta must keep to, divided once per group: two
+	// divisions per line were most of the decoding's cost.
+	dmax, dmin := math.MaxInt64/tg.unit, math.MinInt64/tg.unit
 	for k := 1; k <= last; k++ {
-		u, n := binary.Uvarint(b)
-		if n <= 0 {
-			return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "bad delta in group %d", g))
+		var u uint64
+		switch { // uvarints, the short ones inline
+		case len(b) > 0 && b[0] < 0x80:
+			u, b = uint64(b[0]), b[1:]
+		case len(b) > 1 && b[1] < 0x80:
+			u, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
+		case len(b) > 2 && b[2] < 0x80:
+			u, b = uint64(b[0]&0x7f)|uint64(b[1]&0x7f)<<7|uint64(b[2])<<14, b[3:]
+		default:
+			var n int
+			if u, n = binary.Uvarint(b); n <= 0 {
+				return dst, s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "bad delta in group %d", g))
+			}
+			b = b[n:]
 		}
-		b = b[n:]
 		d := unzigzag(u)
-		if d > math.MaxInt64/tg.unit || d < math.MinInt64/tg.unit {
-			return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "delta out of range in group %d", g))
+		if d > dmax || d < dmin {
+			return dst, s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "delta out of range in group %d", g))
 		}
 		t += d * tg.unit
 		if t < tg.Min || t > tg.Max {
-			return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "time outside its group's range in group %d", g))
+			return dst, s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "time outside its group's range in group %d", g))
 		}
-		if !fn(k, t) {
-			return nil
-		}
+		dst = append(dst, t)
 	}
-	return nil
+	return dst, nil
 }
 
-// GroupTimes appends to dst the times of the lines of the k-th line group
-// of span si (up to GroupSize lines), decoding the group once: a task
-// walking a span's lines in order reads each group's times once.
-func (s *Segment) GroupTimes(si int, k uint32, dst []int64) ([]int64, error) {
+// GroupTimes appends to dst the times of the first n lines of the k-th
+// line group of span si (n < 0 or past the group's end: all of them, up
+// to GroupSize lines), decoding the group once: a task walking a span's
+// lines in order reads each group's times once, and one picking a line
+// here and there decodes no further than the line it needs.
+func (s *Segment) GroupTimes(si int, k uint32, n int, dst []int64) ([]int64, error) {
 	if err := s.check(); err != nil {
 		return dst, err
 	}
@@ -151,12 +160,13 @@ func (s *Segment) GroupTimes(si int, k uint32, dst []int64) ([]int64, error) {
 	if !sp.Timed || k*GroupSize >= sp.NumLines {
 		return dst, fmt.Errorf("span %d has no time group %d", si, k)
 	}
-	n := min(GroupSize, int(sp.NumLines-k*GroupSize))
-	err := s.walkGroupTimes(sp.FirstGroup+k, n-1, func(_ int, t int64) bool {
-		dst = append(dst, t)
-		return true
-	})
-	return dst, err
+	if all := min(GroupSize, int(sp.NumLines-k*GroupSize)); n < 0 || n > all {
+		n = all
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	return s.appendGroupTimes(sp.FirstGroup+k, n-1, dst)
 }
 
 // TZ is the zone the index's times were computed in, for timestamps that

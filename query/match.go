@@ -3,7 +3,6 @@ package query
 import (
 	"bytes"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/query/internal/scan"
@@ -19,11 +18,15 @@ type lineState struct {
 	buf       []byte
 	toks      [][2]int // folded terms as ranges of buf
 	spans     [][2]int // the same tokens as byte ranges of the line
+	// ascii: the line is all ASCII (words are then compared in place,
+	// ascii.go), once asciiKnown.
+	ascii, asciiKnown bool
 }
 
 func (ls *lineState) reset(line []byte) {
 	ls.line = line
 	ls.tokenized = false
+	ls.asciiKnown = false
 }
 
 func (ls *lineState) tokens() [][2]int {
@@ -83,6 +86,10 @@ func (m orM) match(ls *lineState) bool {
 }
 func (m notM) match(ls *lineState) bool { return !m.m.match(ls) }
 func (m termM) match(ls *lineState) bool {
+	if !ls.tokenized && ls.asciiLine() {
+		_, found := asciiFind(ls.line, [][]byte{m.t}, false, nil, true)
+		return found
+	}
 	toks := ls.tokens()
 	for i := range toks {
 		if bytes.Equal(ls.tok(i), m.t) {
@@ -92,6 +99,10 @@ func (m termM) match(ls *lineState) bool {
 	return false
 }
 func (m prefixM) match(ls *lineState) bool {
+	if !ls.tokenized && ls.asciiLine() {
+		_, found := asciiFind(ls.line, [][]byte{m.t}, true, nil, true)
+		return found
+	}
 	toks := ls.tokens()
 	for i := range toks {
 		if bytes.HasPrefix(ls.tok(i), m.t) {
@@ -113,6 +124,10 @@ func (m phraseM) at(ls *lineState, i int) bool {
 	return true
 }
 func (m phraseM) match(ls *lineState) bool {
+	if !ls.tokenized && len(m.terms) > 0 && ls.asciiLine() {
+		_, found := asciiFind(ls.line, m.terms, m.lastPrefix, nil, true)
+		return found
+	}
 	toks := ls.tokens()
 	for i := 0; i+len(m.terms) <= len(toks); i++ {
 		if m.at(ls, i) {
@@ -171,18 +186,16 @@ func highlightTokens(ls *lineState, dst [][2]int, ok func([]byte) bool) [][2]int
 }
 
 func (m termM) highlight(ls *lineState, dst [][2]int) [][2]int {
-	if !ls.tokenized {
-		if out, ok := asciiWords(ls.line, dst, m.t, false); ok {
-			return out
-		}
+	if !ls.tokenized && ls.asciiLine() {
+		out, _ := asciiFind(ls.line, [][]byte{m.t}, false, dst, false)
+		return out
 	}
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.Equal(t, m.t) })
 }
 func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
-	if !ls.tokenized {
-		if out, ok := asciiWords(ls.line, dst, m.t, true); ok {
-			return out
-		}
+	if !ls.tokenized && ls.asciiLine() {
+		out, _ := asciiFind(ls.line, [][]byte{m.t}, true, dst, false)
+		return out
 	}
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.HasPrefix(t, m.t) })
 }
@@ -193,27 +206,11 @@ func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
 // ok is false, and dst unchanged, when the line holds other bytes (the
 // token scanner then decides).
 func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int, ok bool) {
-	n := len(dst)
-	for i := 0; i < len(line); {
-		if line[i] >= utf8.RuneSelf {
-			return dst[:n], false
-		}
-		if !token.IsWordByte(line[i]) {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(line) && line[j] < utf8.RuneSelf && token.IsWordByte(line[j]) {
-			j++
-		}
-		if tok := line[i:j]; len(tok) == len(t) || prefix && len(tok) > len(t) {
-			if equalFoldedASCII(tok[:len(t)], t) {
-				dst = append(dst, [2]int{i, j})
-			}
-		}
-		i = j
+	if !isASCII(line) {
+		return dst, false
 	}
-	return dst, true
+	out, _ = asciiFind(line, [][]byte{t}, prefix, dst, false)
+	return out, true
 }
 
 // equalFoldedASCII reports whether ASCII word bytes b fold to t.
@@ -229,6 +226,10 @@ func equalFoldedASCII(b, t []byte) bool {
 	return true
 }
 func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	if !ls.tokenized && len(m.terms) > 0 && ls.asciiLine() {
+		out, _ := asciiFind(ls.line, m.terms, m.lastPrefix, dst, false)
+		return out
+	}
 	spans := tokenSpans(ls)
 	toks := ls.tokens()
 	for i := 0; i+len(m.terms) <= len(toks); i++ {

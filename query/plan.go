@@ -37,20 +37,26 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	terms := make([]int, len(segs))
 	blocks := make([]int, len(segs))
 	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(segs) || ctx.Err() != nil {
+				return
+			}
+			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, i)
+		}
+	}
+	// The calling goroutine is one of the workers: one goroutine fewer to
+	// start and wake per search.
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(segs)); w++ {
+	for w := 1; w < min(workers, len(segs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(segs) || ctx.Err() != nil {
-					return
-				}
-				plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, i)
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
 	for i := range segs {
 		st.Terms += terms[i]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,47 @@ type hitRec struct {
 	tpos         int // start of the text in task.buf, -1 without text
 	t            int64
 	timed        bool
+}
+
+// Hit records and texts of tasks are recycled once delivered: a page of
+// hits otherwise allocates them anew for every search.
+var (
+	hitRecPool  = sync.Pool{New: func() any { return new([]hitRec) }}
+	textBufPool = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// maxPooled bounds the text buffers kept for reuse (a task's records are
+// at most 4096, its text buffer is sized for them).
+const maxPooled = 1 << 20
+
+func getHitRecs(n int) []hitRec {
+	p := hitRecPool.Get().(*[]hitRec)
+	if cap(*p) < n {
+		return make([]hitRec, 0, n)
+	}
+	return (*p)[:0]
+}
+
+func getTextBuf(n int) []byte {
+	p := textBufPool.Get().(*[]byte)
+	if cap(*p) < n {
+		return make([]byte, 0, n)
+	}
+	return (*p)[:0]
+}
+
+// release gives the task's hit records and text back for reuse; the task
+// must have been delivered (its hits' texts are no longer referenced).
+func (t *task) release() {
+	if t.hits != nil && cap(t.hits) <= 4096 {
+		h := t.hits[:0]
+		hitRecPool.Put(&h)
+	}
+	if t.buf != nil && cap(t.buf) <= maxPooled {
+		b := t.buf[:0]
+		textBufPool.Put(&b)
+	}
+	t.hits, t.buf = nil, nil
 }
 
 type task struct {

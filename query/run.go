@@ -101,30 +101,40 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	if err != nil {
 		return err
 	}
-	type loc struct {
-		id     uint32
-		off, n int64
-		verify bool
-		t      int64
-		timed  bool
-	}
 	it := p.cands.Iterator()
 	it.AdvanceIfNeeded(lo)
+	sc := idScratches.Get().(*idScratch)
+	defer idScratches.Put(sc)
 	var (
-		locs  = make([]loc, 0, min(n, 512))
-		rbuf  []byte
+		locs  = sc.locs[:0]
+		rbuf  = sc.rbuf
 		extra int64 // hits counted without records
 	)
+	defer func() { sc.locs, sc.rbuf = locs[:0], rbuf }()
 	if recs := min(int(n), 4096); !countOnly {
 		if maxRecs > 0 {
 			recs = min(recs, maxRecs)
 		}
-		t.hits = make([]hitRec, 0, recs)
+		t.hits = getHitRecs(recs)
 		if wantText {
-			t.buf = make([]byte, 0, recs*256) // typical log lines fit
+			t.buf = getTextBuf(recs * 256) // typical log lines fit
 		}
 	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
+	// Without a time filter or histogram only the hits kept need their
+	// times: those are decoded once a line is kept (a phrase's candidates
+	// that fail, and lines only counted past the page, need none).
+	lateTimes := t.times != nil && t.tr == nil && t.hist == nil
+	record := func(l idLoc) (hitRec, error) {
+		h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed}
+		if lateTimes {
+			var err error
+			if h.t, h.timed, err = t.times.at(l.id); err != nil {
+				return h, err
+			}
+		}
+		return h, nil
+	}
 	for it.HasNext() {
 		// Gather a batch of candidates.
 		locs = locs[:0]
@@ -136,7 +146,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			it.Next()
 			var ts int64
 			var timed bool
-			if t.times != nil {
+			if t.times != nil && !lateTimes {
 				// The group's range alone decides when its lines are all
 				// out of the range, or all in it and in one histogram
 				// bucket, and no hit needs its own time: 64 lines at a
@@ -175,7 +185,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 			if err != nil {
 				return err
 			}
-			locs = append(locs, loc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
+			locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
 		}
 		if len(locs) == 0 {
 			if !it.HasNext() || it.PeekNext() >= hi {
@@ -201,7 +211,11 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 						extra++
 						continue
 					}
-					t.hits = append(t.hits, hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed})
+					h, err := record(l)
+					if err != nil {
+						return err
+					}
+					t.hits = append(t.hits, h)
 				}
 				i = j
 				continue
@@ -238,7 +252,10 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 					extra++
 					continue
 				}
-				h := hitRec{line: sp.StartLineNo + int64(l.id-sp.FirstLine), off: l.off, n: l.n - 1, tpos: -1, t: l.t, timed: l.timed}
+				h, err := record(l)
+				if err != nil {
+					return err
+				}
 				if wantText {
 					h.tpos = len(t.buf)
 					t.buf = append(t.buf, text...)
@@ -254,6 +271,24 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 	t.count = int64(len(t.hits)) + extra
 	return nil
 }
+
+// idLoc is a candidate line of runIDs, located.
+type idLoc struct {
+	id     uint32
+	off, n int64
+	verify bool
+	t      int64
+	timed  bool
+}
+
+// idScratch is runIDs' working memory, recycled across tasks and searches
+// (a page of hits is read by a few tasks, each of which needed its own).
+type idScratch struct {
+	locs []idLoc
+	rbuf []byte
+}
+
+var idScratches = sync.Pool{New: func() any { return &idScratch{locs: make([]idLoc, 0, 512)} }}
 
 // readCost is what one positioned read costs against a count budget, in
 // bytes: about what scanning that many bytes costs.

@@ -401,6 +401,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				st.Truncated = true
 			}
 		}
+		t.release() // delivered: fn saw its texts already
 		if stopped {
 			if err := flushFile(); err != nil {
 				return err

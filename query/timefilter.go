@@ -8,6 +8,7 @@ package query
 // uses.
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -199,15 +200,27 @@ func (st *spanTimes) at(id uint32) (int64, bool, error) {
 		return 0, false, nil
 	}
 	rel := id - st.sp.FirstLine
-	if g := int64(rel / mmapstore.GroupSize); g != st.group {
+	k := int(rel % mmapstore.GroupSize)
+	if g := int64(rel / mmapstore.GroupSize); g != st.group || k >= len(st.times) {
+		// A new group is decoded up to the line asked for (hits far
+		// apart need one line of each group); a later line of the same
+		// group decodes the rest of it at once.
+		n := k + 1
+		if g == st.group {
+			n = -1
+		}
 		var err error
-		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), st.times[:0]); err != nil {
+		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), n, st.times[:0]); err != nil {
 			st.group = -1
 			return 0, false, err
 		}
 		st.group = g
+		if k >= len(st.times) {
+			st.group = -1
+			return 0, false, fmt.Errorf("line %d beyond its time group", id)
+		}
 	}
-	return st.times[rel%mmapstore.GroupSize], true, nil
+	return st.times[k], true, nil
 }
 
 // readTimer times lines read without the index's times, in order: a line

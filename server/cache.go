@@ -37,10 +37,13 @@ func newCache(ttl time.Duration, maxBytes int) *cache {
 	return &cache{ttl: ttl, maxBytes: maxBytes, entries: map[string]*entry{}, inflight: map[string]*flight{}}
 }
 
+// enabled reports whether answers are kept at all.
+func (c *cache) enabled() bool { return c.ttl > 0 }
+
 // get returns a fresh body, or waits for a search of the same key already
 // running. Otherwise it returns a flight the caller leads and must finish.
 func (c *cache) get(ctx context.Context, key string) (body []byte, lead *flight) {
-	if c.ttl <= 0 {
+	if !c.enabled() {
 		return nil, nil
 	}
 	c.mu.Lock()

@@ -24,12 +24,31 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// jsonSafe8 is jsonSafe over all 256 byte values, as 1 or 0: the fast
+// path ANDs eight lookups with no branch between them.
+var jsonSafe8 = func() (t [256]uint8) {
+	for b := range utf8.RuneSelf {
+		if jsonSafe[b] {
+			t[b] = 1
+		}
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string, escaped like encoding/json
 // (HTML-safe, invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
 func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of plain bytes, 8 at a time (most of a log line).
+		for i+8 <= len(s) && jsonSafe8[s[i]]&jsonSafe8[s[i+1]]&jsonSafe8[s[i+2]]&jsonSafe8[s[i+3]]&
+			jsonSafe8[s[i+4]]&jsonSafe8[s[i+5]]&jsonSafe8[s[i+6]]&jsonSafe8[s[i+7]] != 0 {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if jsonSafe[b] {
 				i++

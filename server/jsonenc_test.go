@@ -15,6 +15,10 @@ var jsonStringCases = []string{
 	"ctl \x00\x01\x07\b\f\n\r\t\x1f\x7f", "utf8 ünïcødé 日本語 🙂",
 	"bad \xff\xfe utf8 \xc3", "cut \xe6\x97", "seps \u2028 \u2029 \u2027 \u202a",
 	"\xed\xa0\x80 surrogate", strings.Repeat("long line ", 1000),
+	// Specials at every place of an 8-byte word (the encoder skips safe
+	// bytes 8 at a time).
+	"abcdefgh<bcdefgh>bcdefgh&bcdefgh\"bcdefgh\\bcdefgh\x1fbcdefgh\x7fbcdefgh\x80",
+	"abcdefg\x00abcdef\u00e9abcdefg\x20abcdefgh\u2028abcdefgh",
 }
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {

@@ -228,11 +228,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 
 	// A cached answer is reused only while the watch vouches that no log
 	// changed since it was made: a line written before a search began is
-	// in its answer.
+	// in its answer. (Without a cache there is nothing to vouch for: the
+	// search syncs with the watch itself, and asking here too cost a
+	// second inotify round trip per request.)
 	var body []byte
 	var lead *flight
 	key := ""
-	if changes, ok := sn.s.ChangeSeq(); ok {
+	if changes, ok := s.changeSeq(sn); ok {
 		key = p.key(sn.seq) + "\x00" + strconv.FormatUint(changes, 10)
 		body, lead = s.cache.get(r.Context(), key)
 	}
@@ -279,6 +281,15 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if err := out.finish(); err == nil && lead != nil && !out.committed {
 		cacheBody = bytes.Clone(out.buf)
 	}
+}
+
+// changeSeq is the watch's change sequence when answers are cached (ok
+// false otherwise: nothing to key them by).
+func (s *Server) changeSeq(sn *snapshot) (uint64, bool) {
+	if !s.cache.enabled() {
+		return 0, false
+	}
+	return sn.s.ChangeSeq()
 }
 
 // writeBody sends a rendered JSON body.

@@ -1,0 +1,143 @@
+package query
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/logdex/logdex/mmapstore/token"
+)
+
+// Matching words on ASCII lines without tokenizing them. On an ASCII line a
+// token is a maximal run of letters, digits and '_', folded to lower case
+// (package token): a word or a phrase can be compared in place, where
+// lineState.tokens copies every token's folded bytes first. Verifying a
+// phrase's candidates spent most of its time there.
+
+// wordByte is token.IsWordByte as a table.
+var wordByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = token.IsWordByte(byte(c))
+	}
+	return t
+}()
+
+// isASCII reports whether b holds only bytes below 0x80, 8 at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiLine reports whether the line is all ASCII, checked once per line.
+func (ls *lineState) asciiLine() bool {
+	if !ls.asciiKnown {
+		ls.ascii, ls.asciiKnown = isASCII(ls.line), true
+	}
+	return ls.ascii
+}
+
+// asciiToken returns the first token of an ASCII line at or after byte i
+// as [a, b); a is len(line) when there is none.
+func asciiToken(line []byte, i int) (a, b int) {
+	for i < len(line) && !wordByte[line[i]] {
+		i++
+	}
+	a = i
+	for i < len(line) && wordByte[line[i]] {
+		i++
+	}
+	return a, i
+}
+
+// asciiTokenFrom is asciiToken for the first token whose first byte folds
+// to c (a lower-case letter, a digit or '_'): it jumps from one c (or C) to
+// the next with bytes.IndexByte instead of walking every token.
+func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
+	up := c
+	if 'a' <= c && c <= 'z' {
+		up = c - 'a' + 'A'
+	}
+	for i < len(line) {
+		rest := line[i:]
+		p := bytes.IndexByte(rest, c)
+		if up != c {
+			in := rest
+			if p >= 0 {
+				in = rest[:p]
+			}
+			if q := bytes.IndexByte(in, up); q >= 0 {
+				p = q
+			}
+		}
+		if p < 0 {
+			break
+		}
+		a = i + p
+		if a == 0 || !wordByte[line[a-1]] { // a token starts here
+			b = a + 1
+			for b < len(line) && wordByte[line[b]] {
+				b++
+			}
+			return a, b
+		}
+		i = a + 1
+	}
+	return len(line), len(line)
+}
+
+// asciiFind appends the span of every run of len(terms) consecutive tokens
+// of an ASCII line that fold to terms (the last one only starting with
+// its term when lastPrefix), from the first token's start to the last
+// one's end; with firstOnly it only reports whether there is one. terms
+// must not be empty.
+func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, firstOnly bool) (out [][2]int, found bool) {
+	t0 := terms[0]
+	jump := len(t0) > 0 && wordByte[t0[0]] && !('A' <= t0[0] && t0[0] <= 'Z')
+	for i := 0; i < len(line); {
+		var a, b int
+		if jump {
+			a, b = asciiTokenFrom(line, i, t0[0])
+		} else {
+			a, b = asciiToken(line, i)
+		}
+		if a == b {
+			break
+		}
+		i = b
+		if !tokenIs(line[a:b], t0, lastPrefix && len(terms) == 1) {
+			continue
+		}
+		end, ok := b, true
+		for k := 1; k < len(terms) && ok; k++ {
+			var s int
+			s, end = asciiToken(line, end)
+			ok = s < end && tokenIs(line[s:end], terms[k], lastPrefix && k == len(terms)-1)
+		}
+		if ok && firstOnly {
+			return dst, true
+		}
+		if ok {
+			found = true
+			dst = append(dst, [2]int{a, end})
+		}
+	}
+	return dst, found
+}
+
+// tokenIs reports whether the ASCII token tok folds to t (starts with it,
+// if prefix).
+func tokenIs(tok, t []byte, prefix bool) bool {
+	if len(tok) != len(t) && !(prefix && len(tok) > len(t)) {
+		return false
+	}
+	return equalFoldedASCII(tok[:len(t)], t)
+}

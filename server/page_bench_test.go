@@ -1,0 +1,70 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// BenchmarkUncachedPage serves one uncached page of 100 hits of
+// /api/search, in process (no sockets), from an existing index: the
+// per-request CPU of the search, the rendering and the handler chain,
+// without the noise of a load generator on the same cores. It runs only
+// when LOGDEX_BENCH_INDEX names an index directory (one made by
+// `logdex-bench`, say); LOGDEX_BENCH_Q gives the query (default mallory).
+//
+//	LOGDEX_BENCH_INDEX=~/.cache/logdex-bench/index-1024mb-seed1 \
+//	  go test ./server -run '^$' -bench UncachedPage -benchmem
+func BenchmarkUncachedPage(b *testing.B) {
+	dir := os.Getenv("LOGDEX_BENCH_INDEX")
+	if dir == "" {
+		b.Skip("LOGDEX_BENCH_INDEX not set")
+	}
+	q := os.Getenv("LOGDEX_BENCH_Q")
+	if q == "" {
+		q = "mallory"
+	}
+	s, err := New(Options{IndexDir: dir, CacheTTL: 0, Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Reload(); err != nil {
+		b.Fatal(err)
+	}
+	target := "/api/search?mode=query&limit=100&q=" + url.QueryEscape(q)
+	h := s.Handler()
+	get := func() int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		}
+		return w.Body.Len()
+	}
+	b.SetBytes(int64(get()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			get()
+		}
+	})
+	// CPU per request, which other processes on the machine disturb less
+	// than the wall time per request.
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
