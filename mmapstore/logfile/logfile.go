@@ -46,6 +46,12 @@ func Open(dir *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	return keepRegular(f, name)
+}
+
+// keepRegular returns f and its stat when it is a regular file, and closes
+// it otherwise: a FIFO or device opened without blocking is not read.
+func keepRegular(f *os.File, name string) (*os.File, fs.FileInfo, error) {
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
 		err = fmt.Errorf("%s: %w", name, ErrNotRegular)

@@ -1,7 +1,6 @@
 package logfile
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -84,16 +83,7 @@ func (d *Dir) Open(name string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, &os.PathError{Op: "openat", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(nfd), name)
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %w", name, ErrNotRegular)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, st, nil
+	return keepRegular(os.NewFile(uintptr(nfd), name), name)
 }
 
 // Seen is what the indexer's walk found at a file's path during a run: a
