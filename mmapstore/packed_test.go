@@ -1,9 +1,12 @@
 package mmapstore
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
 )
 
 func TestPackedIDs(t *testing.T) {
@@ -68,5 +71,50 @@ func TestPackedRefCorrupt(t *testing.T) {
 	}
 	if _, err := s.list(ref); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("list: %v", err)
+	}
+}
+
+// TestCheckIncreasing: a roaring list read from a segment is accepted only
+// when its ids increase strictly, number what its header says and stay
+// below the segment's lines; runs out of order (checksums would not see a
+// writer's mistake) are refused, in one pass.
+func TestCheckIncreasing(t *testing.T) {
+	runs := roaring.New()
+	runs.AddRange(10, 20)
+	runs.AddRange(30, 40)
+	runs.Add(70000)
+	runs.RunOptimize()
+	good, err := runs.ToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same container with its two runs swapped.
+	swapped := bytes.Clone(good)
+	first := []byte{10, 0, 9, 0, 30, 0, 9, 0}
+	i := bytes.Index(swapped, first)
+	if i < 0 {
+		t.Fatalf("runs not found in %x", good)
+	}
+	copy(swapped[i:], []byte{30, 0, 9, 0, 10, 0, 9, 0})
+	cases := []struct {
+		name  string
+		buf   []byte
+		count uint64
+		lines uint32
+		ok    bool
+	}{
+		{"runs and an array", good, 21, 70001, true},
+		{"count in the header differs", good, 20, 70001, false},
+		{"an id beyond the lines", good, 21, 70000, false},
+		{"runs out of order", swapped, 21, 70001, false},
+	}
+	for _, c := range cases {
+		bm := roaring.New()
+		if _, err := bm.FromBuffer(c.buf); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := checkIncreasing(bm, c.count, c.lines); (err == nil) != c.ok {
+			t.Errorf("%s: checkIncreasing = %v, want ok %t", c.name, err, c.ok)
+		}
 	}
 }
