@@ -74,11 +74,11 @@ func TestPackedRefCorrupt(t *testing.T) {
 	}
 }
 
-// TestCheckIncreasing: a roaring list read from a segment is accepted only
+// TestCheckRoaring: a roaring list read from a segment is accepted only
 // when its ids increase strictly, number what its header says and stay
 // below the segment's lines; runs out of order (checksums would not see a
 // writer's mistake) are refused, in one pass.
-func TestCheckIncreasing(t *testing.T) {
+func TestCheckRoaring(t *testing.T) {
 	runs := roaring.New()
 	runs.AddRange(10, 20)
 	runs.AddRange(30, 40)
@@ -96,6 +96,15 @@ func TestCheckIncreasing(t *testing.T) {
 		t.Fatalf("runs not found in %x", good)
 	}
 	copy(swapped[i:], []byte{30, 0, 9, 0, 10, 0, 9, 0})
+	dense := roaring.New()
+	for i := uint32(0); i < 200000; i += 3 {
+		dense.Add(i) // bitmap containers
+	}
+	dense.Add(300001)
+	denseBuf, err := dense.ToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		buf   []byte
@@ -107,14 +116,13 @@ func TestCheckIncreasing(t *testing.T) {
 		{"count in the header differs", good, 20, 70001, false},
 		{"an id beyond the lines", good, 21, 70000, false},
 		{"runs out of order", swapped, 21, 70001, false},
+		{"bitmap containers and an array", denseBuf, dense.GetCardinality(), 300002, true},
+		{"bitmap containers, one id short", denseBuf, dense.GetCardinality() - 1, 300002, false},
+		{"cut short", denseBuf[:len(denseBuf)-100], dense.GetCardinality(), 300002, false},
 	}
 	for _, c := range cases {
-		bm := roaring.New()
-		if _, err := bm.FromBuffer(c.buf); err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if err := checkIncreasing(bm, c.count, c.lines); (err == nil) != c.ok {
-			t.Errorf("%s: checkIncreasing = %v, want ok %t", c.name, err, c.ok)
+		if err := checkRoaring(c.buf, c.count, c.lines); (err == nil) != c.ok {
+			t.Errorf("%s: checkRoaring = %v, want ok %t", c.name, err, c.ok)
 		}
 	}
 }

@@ -8,6 +8,7 @@ package mmapstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime/debug"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -116,45 +117,119 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	if _, err := bm.FromBuffer(l.body); err != nil {
 		return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 	}
-	if err := checkIncreasing(bm, l.count, s.lines); err != nil {
+	if err := checkRoaring(l.body, l.count, s.lines); err != nil {
 		return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 	}
 	return bm, nil
 }
 
-// checkIncreasing checks a bitmap read from the index in one pass over its
-// values: they must increase strictly (containers in key order, runs and
-// arrays sorted and apart), number count and stay below lines. roaring's
-// own Validate compares every run of a container with every other, which
-// for the run-length lists of common numbers cost milliseconds a list
-// and most of a literal's search.
-func checkIncreasing(bm *roaring.Bitmap, count uint64, lines uint32) error {
-	if bm.GetCardinality() != count {
-		return fmt.Errorf("bitmap holds %d ids, its header says %d", bm.GetCardinality(), count)
-	}
-	var buf [512]uint32
-	it := bm.ManyIterator()
-	n, prev := uint64(0), int64(-1)
-	for {
-		k := it.NextMany(buf[:])
-		if k == 0 {
-			break
+// checkRoaring checks a roaring list as stored (the portable format that
+// FromBuffer reads) in one pass over its containers: keys increase, an
+// array's values increase, a run container's runs are sorted, apart and
+// inside their container, a bitmap container holds as many bits as its
+// header says, the ids number count and stay below lines. roaring's own
+// Validate compares every run of a container with every other, which for
+// the run-length lists of common numbers cost milliseconds a list; a pass
+// over the ids instead would cost as much for a word on every line.
+func checkRoaring(b []byte, count uint64, lines uint32) error {
+	d := Decbuf{B: b}
+	u16 := func() int {
+		if len(d.B) < 2 {
+			d.Err = errShort
+			return 0
 		}
-		for _, v := range buf[:k] {
-			if int64(v) <= prev {
-				return fmt.Errorf("bitmap ids out of order (%d after %d)", v, prev)
+		v := int(binary.LittleEndian.Uint16(d.B))
+		d.B = d.B[2:]
+		return v
+	}
+	take := func(n int) []byte {
+		if n < 0 || len(d.B) < n {
+			d.Err = errShort
+			return nil
+		}
+		v := d.B[:n]
+		d.B = d.B[n:]
+		return v
+	}
+	cookie := binary.LittleEndian.Uint32(take(4))
+	var size int
+	var runFlags []byte
+	switch {
+	case d.Err != nil:
+		return d.Err
+	case cookie&0xFFFF == 12347: // runs, arrays and bitmaps
+		size = int(cookie>>16) + 1
+		runFlags = take((size + 7) / 8)
+	case cookie == 12346: // arrays and bitmaps only
+		size = int(binary.LittleEndian.Uint32(take(4)))
+	default:
+		return fmt.Errorf("bitmap: unknown cookie %#x", cookie)
+	}
+	if d.Err != nil || size > 1<<16 {
+		return fmt.Errorf("bitmap: bad header")
+	}
+	header := take(4 * size)
+	if runFlags == nil || size >= 4 {
+		take(4 * size) // offsets, not needed in a sequential read
+	}
+	var total uint64
+	last := int64(-1) // the largest id so far
+	for i := 0; i < size && d.Err == nil; i++ {
+		key := int64(binary.LittleEndian.Uint16(header[4*i:]))
+		card := int(binary.LittleEndian.Uint16(header[4*i+2:])) + 1
+		if key<<16 <= last {
+			return fmt.Errorf("bitmap: container keys out of order")
+		}
+		base := key << 16
+		switch {
+		case runFlags != nil && runFlags[i/8]&(1<<(i%8)) != 0:
+			runs := take(4 * u16())
+			n := 0
+			for k := 0; k+4 <= len(runs); k += 4 {
+				start := int64(binary.LittleEndian.Uint16(runs[k:]))
+				length := int64(binary.LittleEndian.Uint16(runs[k+2:])) + 1
+				if base+start <= last+1 && last >= base || start+length > 1<<16 {
+					return fmt.Errorf("bitmap: runs overlap, touch or leave their container")
+				}
+				last = base + start + length - 1
+				n += int(length)
 			}
-			prev = int64(v)
+			if n == 0 {
+				return fmt.Errorf("bitmap: empty run container")
+			}
+			card = n
+		case card > 4096:
+			words := take(8192)
+			n, top := 0, -1
+			for w := 0; w+8 <= len(words); w += 8 {
+				if v := binary.LittleEndian.Uint64(words[w:]); v != 0 {
+					n += bits.OnesCount64(v)
+					top = w*8 + 63 - bits.LeadingZeros64(v)
+				}
+			}
+			if n != card {
+				return fmt.Errorf("bitmap: container holds %d ids, its header says %d", n, card)
+			}
+			last = base + int64(top)
+		default:
+			vals := take(2 * card)
+			for k := 0; k+2 <= len(vals); k += 2 {
+				v := base + int64(binary.LittleEndian.Uint16(vals[k:]))
+				if v <= last {
+					return fmt.Errorf("bitmap: ids out of order")
+				}
+				last = v
+			}
 		}
-		if n += uint64(k); n > count {
-			break
-		}
+		total += uint64(card)
 	}
-	if n != count {
-		return fmt.Errorf("bitmap iterates %d ids, its header says %d", n, count)
-	}
-	if prev >= int64(lines) {
-		return fmt.Errorf("line id %d beyond %d lines", prev, lines)
+	switch {
+	case d.Err != nil:
+		return fmt.Errorf("bitmap: %v", d.Err)
+	case total != count:
+		return fmt.Errorf("bitmap holds %d ids, its header says %d", total, count)
+	case last >= int64(lines):
+		return fmt.Errorf("line id %d beyond %d lines", last, lines)
 	}
 	return nil
 }
