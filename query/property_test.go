@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/logdex/logdex/fixtures/loghub"
 
@@ -133,12 +134,36 @@ func corpora(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	roots = append(roots, gen)
+	roots = append(roots, jitteredLog(t, dir))
 	if lh := loghub.Dir(); lh != "" {
 		roots = append(roots, lh)
 	} else {
 		t.Logf("no Loghub samples (LOGDEX_CORPUS): property tests run without them")
 	}
 	return roots
+}
+
+// jitteredLog writes a log of several threads whose lines reach the file a
+// little out of time order, as a busy multi-threaded service's do: its
+// line groups overlap in time, so time ranges over it are filtered group
+// by group rather than found by binary search (TestTimeRanges needs both).
+func jitteredLog(t *testing.T, dir string) string {
+	root := filepath.Join(dir, "jittered")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(testSeed(), 41))
+	base := time.Date(2026, 10, 10, 9, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	for i := range 3000 {
+		ts := base.Add(time.Duration(i)*time.Second + time.Duration(r.IntN(180))*time.Second)
+		status := [...]string{"ok", "failed", "retrying"}[r.IntN(3)]
+		fmt.Fprintf(&b, "%s [worker-%d] job %d %s after %d ms\n", ts.Format("2006-01-02 15:04:05.000"), r.IntN(8), 10000+i, status, r.IntN(5000))
+	}
+	if err := os.WriteFile(filepath.Join(root, "workers.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func dirExists(p string) bool {
