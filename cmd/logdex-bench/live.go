@@ -35,33 +35,38 @@ import (
 
 // LiveResult is the live section.
 type LiveResult struct {
-	Skipped     string       `json:"skipped,omitempty"`
-	Files       int          `json:"files"`
-	TargetMBps  float64      `json:"target_mb_per_s"`
-	MBps        float64      `json:"mb_per_s"` // achieved
-	Seconds     float64      `json:"seconds"`
-	QPS         float64      `json:"qps"`
-	Bytes       int64        `json:"bytes"`
-	Lines       int64        `json:"lines"`
-	Indexed     int64        `json:"indexed_lines"` // after the catch-up
-	Probes      int          `json:"probes"`
-	ProbesSeen  int          `json:"probes_seen"`
-	Lag         *Dist        `json:"lag"`
-	LagP99      float64      `json:"lag_p99_s"`
-	CatchUp     float64      `json:"catch_up_s"` // from the last write to the last probe seen
-	Queries     []string     `json:"queries"`
-	Loaded      *SearchStats `json:"search_during_load"`
-	Static      *SearchStats `json:"search_static"`
-	Samples     []LiveSample `json:"samples"`
-	CPULoad     float64      `json:"cpu_s_load"`         // server CPU from the load's start to the catch-up
-	CPUStaticPS float64      `json:"cpu_s_per_s_static"` // server CPU per second of searching alone
-	Reindexes   int64        `json:"reindex_runs"`       // during the load and catch-up
-	Serve       []string     `json:"serve_args"`         // the server's flags
-	LoadAvg     [2]float64   `json:"loadavg"`            // the machine's 1-minute load average at the start and the end
-	SlowRuns    []SlowRun    `json:"slow_runs"`          // re-index runs of 1 s or more, from the server's log
-	poolMB      int64        // highcard corpus the lines come from
-	pool        [][]byte     // its lines
-	probeWrites map[int]time.Time
+	Skipped    string       `json:"skipped,omitempty"`
+	Files      int          `json:"files"`
+	TargetMBps float64      `json:"target_mb_per_s"`
+	MBps       float64      `json:"mb_per_s"` // achieved
+	Seconds    float64      `json:"seconds"`
+	QPS        float64      `json:"qps"`
+	Bytes      int64        `json:"bytes"`
+	Lines      int64        `json:"lines"`
+	Indexed    int64        `json:"indexed_lines"` // after the catch-up
+	Probes     int          `json:"probes"`
+	ProbesSeen int          `json:"probes_seen"`
+	Lag        *Dist        `json:"lag"`
+	LagP99     float64      `json:"lag_p99_s"`
+	CatchUp    float64      `json:"catch_up_s"` // from the last write to the last probe seen
+	Queries    []string     `json:"queries"`
+	Loaded     *SearchStats `json:"search_during_load"`
+	Static     *SearchStats `json:"search_static"`
+	// The same searches timed inside the server (its access log): the
+	// client's figures also hold the benchmark process's own delays, as
+	// it writes the load on the same cores while it times the searches.
+	ServerLoaded *SearchStats `json:"server_side_search_during_load,omitempty"`
+	ServerStatic *SearchStats `json:"server_side_search_static,omitempty"`
+	Samples      []LiveSample `json:"samples"`
+	CPULoad      float64      `json:"cpu_s_load"`         // server CPU from the load's start to the catch-up
+	CPUStaticPS  float64      `json:"cpu_s_per_s_static"` // server CPU per second of searching alone
+	Reindexes    int64        `json:"reindex_runs"`       // during the load and catch-up
+	Serve        []string     `json:"serve_args"`         // the server's flags
+	LoadAvg      [2]float64   `json:"loadavg"`            // the machine's 1-minute load average at the start and the end
+	SlowRuns     []SlowRun    `json:"slow_runs"`          // re-index runs of 1 s or more, from the server's log
+	poolMB       int64        // highcard corpus the lines come from
+	pool         [][]byte     // its lines
+	probeWrites  map[int]time.Time
 }
 
 // SlowRun is a re-index run the server logged for taking 1 s or more.
@@ -126,7 +131,7 @@ func (b *bench) live() error {
 		}
 		files[i] = f
 	}
-	res.Serve = []string{"--cache-ttl", "0", "-q"}
+	res.Serve = []string{"--cache-ttl", "0"} // the access log times each search inside the server
 	lc := &corpus{Profile: loggen.ProfileHighCard, Dir: logs}
 	s, err := b.startServer(lc, filepath.Join(dir, "index"), res.Serve)
 	if err != nil {
@@ -249,7 +254,38 @@ func (b *bench) live() error {
 	<-sampleDone
 	res.Samples = append(res.Samples, LiveSample{T: time.Since(start).Seconds(), Segments: statusSegments(s), RSS: procRSS(pid), Phase: "end"})
 	res.SlowRuns = slowRuns(s.log)
+	if res.Loaded != nil && res.Static != nil {
+		time.Sleep(300 * time.Millisecond) // the access log is written in batches, up to 100 ms late
+		res.ServerLoaded, res.ServerStatic = serverSideSearches(s.log, res.Loaded.N+res.Loaded.Errors, res.Static.N+res.Static.Errors)
+	}
 	return nil
+}
+
+// serverSideSearches reads the /api/search times of a server log's access
+// lines: the last nStatic are the static phase's, the nLoad before them
+// the load's (the searches of one phase all end before the next starts).
+// nil when the log holds fewer.
+func serverSideSearches(log string, nLoad, nStatic int) (load, static *SearchStats) {
+	b, _ := os.ReadFile(log)
+	var ms []time.Duration
+	for _, l := range bytes.Split(b, []byte{'\n'}) {
+		var e struct {
+			Path string   `json:"path"`
+			MS   *float64 `json:"ms"`
+		}
+		if json.Unmarshal(l, &e) != nil || e.MS == nil || e.Path != "/api/search" {
+			continue
+		}
+		ms = append(ms, time.Duration(*e.MS*float64(time.Millisecond)))
+	}
+	if len(ms) < nLoad+nStatic || nLoad == 0 || nStatic == 0 {
+		return nil, nil
+	}
+	stats := func(ds []time.Duration) *SearchStats {
+		return &SearchStats{N: len(ds), P50: quantileOf(ds, 0.5), P99: quantileOf(ds, 0.99), Max: quantileOf(ds, 1)}
+	}
+	n := len(ms)
+	return stats(ms[n-nStatic-nLoad : n-nStatic]), stats(ms[n-nStatic:])
 }
 
 // slowRuns reads the re-index runs of 1 s or more from a server log (the

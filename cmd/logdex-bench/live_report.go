@@ -104,6 +104,10 @@ func (r *Report) mdLive(p printf) {
 		p("| search p99 during load / static (ratio) | %s / %s (%s) |\n", dur(l.Loaded.P99), dur(l.Static.P99), ratioOf(l.Loaded.P99, l.Static.P99))
 		p("| searches (errors) during load / static | %d (%d%s) / %d (%d) |\n", l.Loaded.N, l.Loaded.Errors, failedOf(l.Loaded), l.Static.N, l.Static.Errors)
 	}
+	if l.ServerLoaded != nil && l.ServerStatic != nil {
+		p("| inside the server (access log): search p50 during load / static (ratio) | %s / %s (%s) |\n", dur(l.ServerLoaded.P50), dur(l.ServerStatic.P50), ratioOf(l.ServerLoaded.P50, l.ServerStatic.P50))
+		p("| inside the server (access log): search p99 during load / static (ratio) | %s / %s (%s) |\n", dur(l.ServerLoaded.P99), dur(l.ServerStatic.P99), ratioOf(l.ServerLoaded.P99, l.ServerStatic.P99))
+	}
 	segMin, segMax, rssMax := -1, 0, int64(0)
 	var loadSegs []string
 	for _, s := range l.Samples {

@@ -311,10 +311,11 @@ func TestLiveSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := rep.Live
-	if l == nil || l.Probes == 0 || l.ProbesSeen != l.Probes || l.Indexed != l.Lines+4 || l.Loaded.N == 0 || l.Static.N == 0 || len(l.Samples) < 3 {
+	if l == nil || l.Probes == 0 || l.ProbesSeen != l.Probes || l.Indexed != l.Lines+4 || l.Loaded.N == 0 || l.Static.N == 0 || len(l.Samples) < 3 ||
+		l.ServerLoaded == nil || l.ServerStatic == nil || l.ServerStatic.N != l.Static.N+l.Static.Errors {
 		t.Fatalf("incomplete live result: %s", readString(js))
 	}
-	for _, want := range []string{"### Live indexing under load", "| index lag p50 / p99 / max |", "| serve RSS start / max / end |"} {
+	for _, want := range []string{"### Live indexing under load", "| index lag p50 / p99 / max |", "| serve RSS start / max / end |", "| inside the server (access log): search p99"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
