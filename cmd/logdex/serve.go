@@ -257,26 +257,27 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 }
 
 // lowPriority runs f on a thread of its own at nice +10, so that a
-// background merge yields the CPU to live runs and searches, and ends the
-// thread after it (raising the nice value back needs privileges).
+// background merge yields the CPU to live runs and searches.
 func lowPriority(f func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 10)
+		niceThread(10)
 		f()
 	}()
 	<-done
 }
 
-// lowerPriority puts the calling goroutine on a thread of its own at nice
-// +5 until it returns (the thread then exits): the indexer's workers call
-// it, so that a live run's reading and tokenizing yields the CPU to
-// searches, yet still wins over a merge at +10.
-func lowerPriority() {
+// lowerPriority is the indexer's WorkerStart for live runs: their reading
+// and tokenizing yields the CPU to searches, yet wins over a merge.
+func lowerPriority() { niceThread(5) }
+
+// niceThread locks the calling goroutine to its thread and sets that
+// thread's nice value. The lock is never released, so the thread exits
+// with the goroutine (raising the nice value back needs privileges).
+func niceThread(nice int) {
 	runtime.LockOSThread()
-	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 5)
+	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), nice)
 }
 
 // physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
