@@ -75,12 +75,12 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 // mergeSets picks the merges due among u.segments; live maps the ids of
 // u.next.Files to their index there (a span of another file is retired).
 func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
-	live = map[uint64]int{}
+	if len(u.segments) <= mergeFactor {
+		return nil, nil // nothing due: no map of every file either
+	}
+	live = make(map[uint64]int, len(u.next.Files))
 	for i, f := range u.next.Files {
 		live[f.ID] = i
-	}
-	if len(u.segments) <= mergeFactor {
-		return nil, live
 	}
 	var cands []mergeSeg
 	for _, ref := range u.segments {
