@@ -344,13 +344,13 @@ func (e *segEval) atomSet(a atom, budget int) (*roaring.Bitmap, bool, error) {
 
 // literal narrows "line contains p" through its atoms, cheapest first, and
 // stops early once few candidates remain. The set is exact when an atom
-// that is all of p, and p has no letters, was applied: see sufficientAtom.
+// that is all of p, and p has no letters, was applied: see caselessNumber.
 func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 	atoms := e.q.literalAtoms(p, unicodeFold)
 	if len(atoms) == 0 {
 		return cset{all: true}, nil
 	}
-	exact := false
+	exact, caseless := false, caselessNumber(p)
 	// Exact terms first (rarest first), then prefixes, then dictionary scans.
 	type scored struct {
 		a    atom
@@ -405,7 +405,7 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 				return cset{}, err
 			}
 			acc = cset{bm: bm}
-			exact = exact || sufficientAtom(p, s.a)
+			exact = exact || caseless && bytes.Equal(s.a.text, p)
 			if bm.IsEmpty() {
 				break
 			}
@@ -419,7 +419,7 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 			continue
 		}
 		acc = e.and(acc, cset{bm: bm})
-		exact = exact || sufficientAtom(p, s.a)
+		exact = exact || caseless && bytes.Equal(s.a.text, p)
 		if acc.bm.IsEmpty() {
 			break
 		}
@@ -428,24 +428,20 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 	return acc, nil
 }
 
-// sufficientAtom reports whether every line holding a term that a matches
-// contains p, so that the atom's lines (outside unindexed ones) are exactly
-// the lines containing p: the atom is the whole of p, and p is made of
-// digits, '_' and dots only. Those bytes have no case, so a folded term
-// holds them exactly as the line does; letters do not qualify (the term
-// "error" also comes from "ERROR", and a Kelvin sign folds to "k"). The
-// other atoms' sets contain every line that contains p, so ANDed with this
-// one the set stays exact.
-func sufficientAtom(p []byte, a atom) bool {
-	if len(p) == 0 || !bytes.Equal(a.text, p) {
-		return false
-	}
+// caselessNumber reports whether p is made of digits, '_' and dots only.
+// Then an atom that is the whole of p is sufficient as well as necessary:
+// every line holding a term that the atom matches contains p, because
+// those bytes have no case, so a folded term holds them exactly as the
+// line does (letters do not qualify: the term "error" also comes from
+// "ERROR", and a Kelvin sign folds to "k"). The other atoms' sets contain
+// every line that contains p, so ANDed with that one the set stays exact.
+func caselessNumber(p []byte) bool {
 	for _, c := range p {
 		if c != '_' && !isDigitOrDot(c) {
 			return false
 		}
 	}
-	return true
+	return len(p) > 0
 }
 
 func (e *segEval) df(t []byte) int {

@@ -200,19 +200,6 @@ func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return highlightTokens(ls, dst, func(t []byte) bool { return bytes.HasPrefix(t, m.t) })
 }
 
-// asciiWords appends the spans of line's tokens equal to the folded term t
-// (starting with it, if prefix) when line is all ASCII, comparing in place
-// instead of folding every token: the common case of highlighting hits.
-// ok is false, and dst unchanged, when the line holds other bytes (the
-// token scanner then decides).
-func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int, ok bool) {
-	if !isASCII(line) {
-		return dst, false
-	}
-	out, _ = asciiFind(line, [][]byte{t}, prefix, dst, false)
-	return out, true
-}
-
 // equalFoldedASCII reports whether ASCII word bytes b fold to t.
 func equalFoldedASCII(b, t []byte) bool {
 	for k, c := range b {

@@ -99,3 +99,16 @@ func TestHighlightsSkipEmptyMatches(t *testing.T) {
 		t.Fatalf("highlights %v", got)
 	}
 }
+
+// asciiWords (the tests' view of asciiFind) appends the spans of line's tokens equal to the folded term t
+// (starting with it, if prefix) when line is all ASCII, comparing in place
+// instead of folding every token: the common case of highlighting hits.
+// ok is false, and dst unchanged, when the line holds other bytes (the
+// token scanner then decides).
+func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int, ok bool) {
+	if !isASCII(line) {
+		return dst, false
+	}
+	out, _ = asciiFind(line, [][]byte{t}, prefix, dst, false)
+	return out, true
+}

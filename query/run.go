@@ -157,7 +157,7 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 					if err != nil {
 						return err
 					}
-					if ok && t.tr != nil && (tg.Max < t.tr.From || tg.Min >= t.tr.To) {
+					if ok && t.tr != nil && !t.tr.meets(tg.Min, tg.Max) {
 						it.AdvanceIfNeeded(next)
 						continue
 					}

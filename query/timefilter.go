@@ -54,32 +54,34 @@ type Histogram struct {
 
 // add counts n lines at time t.
 func (h *Histogram) add(t int64, timed bool, n int64) {
-	switch {
-	case !timed:
+	if !timed {
 		h.Untimed += n
-	case t < h.Start:
+		return
+	}
+	switch k := h.slot(t); {
+	case k < 0:
 		h.Before += n
-	case (t-h.Start)/h.Step >= int64(len(h.Counts)):
+	case k == int64(len(h.Counts)):
 		h.After += n
 	default:
-		h.Counts[(t-h.Start)/h.Step] += n
+		h.Counts[k] += n
 	}
+}
+
+// slot is t's bucket, -1 before the first, len(Counts) after the last.
+func (h *Histogram) slot(t int64) int64 {
+	switch {
+	case t < h.Start:
+		return -1
+	case (t-h.Start)/h.Step >= int64(len(h.Counts)):
+		return int64(len(h.Counts))
+	}
+	return (t - h.Start) / h.Step
 }
 
 // sameBucket reports whether times a <= b fall in one slot of h (one
 // bucket, or both before or both after it).
-func (h *Histogram) sameBucket(a, b int64) bool {
-	slot := func(t int64) int64 {
-		switch {
-		case t < h.Start:
-			return -1
-		case (t-h.Start)/h.Step >= int64(len(h.Counts)):
-			return int64(len(h.Counts))
-		}
-		return (t - h.Start) / h.Step
-	}
-	return slot(a) == slot(b)
-}
+func (h *Histogram) sameBucket(a, b int64) bool { return h.slot(a) == h.slot(b) }
 
 // merge adds o's counts (a task's) to h.
 func (h *Histogram) merge(o *Histogram) {
