@@ -341,6 +341,22 @@ func (d *Decbuf) U64() uint64 {
 	return v
 }
 
+// U16 and U32 read little-endian fixed-width integers (roaring's
+// serialization uses them).
+func (d *Decbuf) U16() uint16 {
+	if b := d.Bytes(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (d *Decbuf) U32() uint32 {
+	if b := d.Bytes(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
 // Bytes returns the next n bytes, aliasing the underlying (possibly mapped)
 // memory: valid only as long as it is.
 func (d *Decbuf) Bytes(n int) []byte {

@@ -133,44 +133,26 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 // over the ids instead would cost as much for a word on every line.
 func checkRoaring(b []byte, count uint64, lines uint32) error {
 	d := Decbuf{B: b}
-	u16 := func() int {
-		if len(d.B) < 2 {
-			d.Err = errShort
-			return 0
-		}
-		v := int(binary.LittleEndian.Uint16(d.B))
-		d.B = d.B[2:]
-		return v
-	}
-	take := func(n int) []byte {
-		if n < 0 || len(d.B) < n {
-			d.Err = errShort
-			return nil
-		}
-		v := d.B[:n]
-		d.B = d.B[n:]
-		return v
-	}
-	cookie := binary.LittleEndian.Uint32(take(4))
+	cookie := d.U32()
 	var size int
 	var runFlags []byte
 	switch {
 	case d.Err != nil:
-		return d.Err
+		return fmt.Errorf("bitmap: %v", d.Err)
 	case cookie&0xFFFF == 12347: // runs, arrays and bitmaps
 		size = int(cookie>>16) + 1
-		runFlags = take((size + 7) / 8)
+		runFlags = d.Bytes((size + 7) / 8)
 	case cookie == 12346: // arrays and bitmaps only
-		size = int(binary.LittleEndian.Uint32(take(4)))
+		size = int(d.U32())
 	default:
 		return fmt.Errorf("bitmap: unknown cookie %#x", cookie)
 	}
 	if d.Err != nil || size > 1<<16 {
 		return fmt.Errorf("bitmap: bad header")
 	}
-	header := take(4 * size)
+	header := d.Bytes(4 * size)
 	if runFlags == nil || size >= 4 {
-		take(4 * size) // offsets, not needed in a sequential read
+		d.Bytes(4 * size) // offsets, not needed in a sequential read
 	}
 	var total uint64
 	last := int64(-1) // the largest id so far
@@ -183,7 +165,7 @@ func checkRoaring(b []byte, count uint64, lines uint32) error {
 		base := key << 16
 		switch {
 		case runFlags != nil && runFlags[i/8]&(1<<(i%8)) != 0:
-			runs := take(4 * u16())
+			runs := d.Bytes(4 * int(d.U16()))
 			n := 0
 			for k := 0; k+4 <= len(runs); k += 4 {
 				start := int64(binary.LittleEndian.Uint16(runs[k:]))
@@ -199,7 +181,7 @@ func checkRoaring(b []byte, count uint64, lines uint32) error {
 			}
 			card = n
 		case card > 4096:
-			words := take(8192)
+			words := d.Bytes(8192)
 			n, top := 0, -1
 			for w := 0; w+8 <= len(words); w += 8 {
 				if v := binary.LittleEndian.Uint64(words[w:]); v != 0 {
@@ -212,7 +194,7 @@ func checkRoaring(b []byte, count uint64, lines uint32) error {
 			}
 			last = base + int64(top)
 		default:
-			vals := take(2 * card)
+			vals := d.Bytes(2 * card)
 			for k := 0; k+2 <= len(vals); k += 2 {
 				v := base + int64(binary.LittleEndian.Uint16(vals[k:]))
 				if v <= last {
