@@ -54,25 +54,24 @@ func (t *LineTable) EndSpan() {
 		}
 	} else if sp.Timed {
 		ts := t.times[sp.FirstLine : sp.FirstLine+sp.NumLines]
-		sp.MinTime, sp.MaxTime = slices.Min(ts), slices.Max(ts)
-		sp.TimeSorted = groupsSorted(ts)
+		sp.MinTime, sp.MaxTime, sp.TimeSorted = spanTimes(ts)
 		t.spans[t.cur] = sp
 	}
 	t.cur = -1
 }
 
-// groupsSorted reports whether the line groups of a span with times ts
-// follow each other in time: every group's max ≤ the next group's min.
-func groupsSorted(ts []int64) bool {
-	prevMax := int64(math.MinInt64)
+// spanTimes returns the range of a span's line times ts and whether its
+// line groups follow each other in time (every group's max ≤ the next
+// group's min), in one pass over the groups.
+func spanTimes(ts []int64) (lo, hi int64, sorted bool) {
+	lo, hi, sorted = math.MaxInt64, math.MinInt64, true
 	for g := 0; g < len(ts); g += GroupSize {
 		grp := ts[g:min(g+GroupSize, len(ts))]
-		if slices.Min(grp) < prevMax {
-			return false
-		}
-		prevMax = slices.Max(grp)
+		gmin, gmax := slices.Min(grp), slices.Max(grp)
+		sorted = sorted && gmin >= hi
+		lo, hi = min(lo, gmin), max(hi, gmax)
 	}
-	return true
+	return lo, hi, sorted
 }
 
 // SetTime gives line id of the open span its time (unix ns) and marks the
