@@ -75,6 +75,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 	// lines the source got since are the copy's to show (the source is
 	// about to be truncated), up to the copy's end.
 	var sources map[logKey][]mmapstore.FileRecord
+	olds := prev.Files()         // a copy: taken once
 	copied := map[uint64]int64{} // source id -> lines its copy holds
 	for _, f := range s.files {
 		rec := f.Record()
@@ -88,9 +89,11 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 				sources = map[logKey][]mmapstore.FileRecord{}
 				// (gone holds files no later snapshot has: file ids are
 				// never reused, so none is also in prev.)
-				for _, old := range slices.Concat(prev.Files(), gone) {
-					if old.FPLen > 0 && old.Compression == "" {
-						sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
+				for _, recs := range [][]mmapstore.FileRecord{olds, gone} {
+					for _, old := range recs {
+						if old.FPLen > 0 && old.Compression == "" {
+							sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
+						}
 					}
 				}
 			}
@@ -107,7 +110,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 			d[rec.ID] = LineRange{From: from, To: rec.Lines + 1}
 		}
 	}
-	for _, old := range prev.Files() {
+	for _, old := range olds {
 		if _, ok := s.byID[old.ID]; !ok {
 			dl.Gone = append(dl.Gone, old)
 		}
