@@ -137,9 +137,15 @@ func (s *Server) startWarmup(sn *snapshot) {
 
 // TriggerReindex asks the re-index loop for a run soon (SIGHUP). Requests
 // made while one is pending coalesce.
-func (s *Server) TriggerReindex() {
+func (s *Server) TriggerReindex() { poke(s.trigger) }
+
+// requestMerge asks the background merger to look for merges due.
+func (s *Server) requestMerge() { poke(s.mergeDue) }
+
+// poke wakes the loop reading c, unless a wake-up is already pending.
+func poke(c chan struct{}) {
 	select {
-	case s.trigger <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
@@ -205,11 +211,7 @@ func (s *Server) mergeLoop(ctx context.Context) {
 			s.log.Error().Err(err).Msg("background merge failed; still serving the previous snapshot")
 		case res.Changed:
 			s.log.Debug().Dur("took", time.Since(t0)).Msg(res.Summary)
-			// A merge can fill the next tier: look again.
-			select {
-			case s.mergeDue <- struct{}{}:
-			default:
-			}
+			s.requestMerge() // a merge can fill the next tier: look again
 		}
 	}
 }
@@ -251,10 +253,7 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 		res, err = s.opt.Reindex(ctx)
 		run.Summary = res.Summary
 		if err == nil && res.MergeDue {
-			select {
-			case s.mergeDue <- struct{}{}:
-			default:
-			}
+			s.requestMerge()
 		}
 	}
 	changed := false
@@ -343,9 +342,6 @@ func (s *Server) watchRoots(ix *mmapstore.Index) *live.Watch {
 	}
 	s.watch, s.watchKey = w, key
 	s.watching.Store(w)
-	select {
-	case s.watchSet <- struct{}{}:
-	default:
-	}
+	poke(s.watchSet)
 	return w
 }
