@@ -24,7 +24,6 @@ import (
 
 // CompressedResult is the compressed section.
 type CompressedResult struct {
-	Skipped  string              `json:"skipped,omitempty"`
 	Runs     int                 `json:"runs"`
 	Interval int64               `json:"checkpoint_interval"`
 	Formats  []*CompressedFormat `json:"formats,omitempty"`
@@ -356,10 +355,6 @@ func (r *Report) mdCompressed(p printf) {
 		return
 	}
 	p("### Compressed logs (loggen corpus, every file compressed; median of %d)\n\n", x.Runs)
-	if x.Skipped != "" {
-		p("_Skipped: %s._\n\n", x.Skipped)
-		return
-	}
 	p("Indexing against decompression alone (MB/s of decompressed logs):\n\n")
 	p("| format | compressed | logdex index | MB/s | decompression alone | MB/s | index / decompression | plain corpus indexed | MB/s | compressed / plain |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, f := range x.Formats {

