@@ -16,19 +16,13 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe marks the ASCII bytes that go into a JSON string as they are.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+// jsonSafe is 1 for the bytes that go into a JSON string as they are
+// (printable ASCII but '"', '\\' and the HTML-unsafe '<', '>', '&'), 0 for
+// the others: as integers, the fast path ANDs eight lookups with no branch
+// between them.
+var jsonSafe = func() (t [256]uint8) {
 	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return t
-}()
-
-// jsonSafe8 is jsonSafe over all 256 byte values, as 1 or 0: the fast
-// path ANDs eight lookups with no branch between them.
-var jsonSafe8 = func() (t [256]uint8) {
-	for b := range utf8.RuneSelf {
-		if jsonSafe[b] {
+		if b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
 			t[b] = 1
 		}
 	}
@@ -42,15 +36,15 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Runs of plain bytes, 8 at a time (most of a log line).
-		for i+8 <= len(s) && jsonSafe8[s[i]]&jsonSafe8[s[i+1]]&jsonSafe8[s[i+2]]&jsonSafe8[s[i+3]]&
-			jsonSafe8[s[i+4]]&jsonSafe8[s[i+5]]&jsonSafe8[s[i+6]]&jsonSafe8[s[i+7]] != 0 {
+		for i+8 <= len(s) && jsonSafe[s[i]]&jsonSafe[s[i+1]]&jsonSafe[s[i+2]]&jsonSafe[s[i+3]]&
+			jsonSafe[s[i+4]]&jsonSafe[s[i+5]]&jsonSafe[s[i+6]]&jsonSafe[s[i+7]] != 0 {
 			i += 8
 		}
 		if i >= len(s) {
 			break
 		}
 		if b := s[i]; b < utf8.RuneSelf {
-			if jsonSafe[b] {
+			if jsonSafe[b] != 0 {
 				i++
 				continue
 			}
