@@ -231,9 +231,6 @@ func tryLock(path string) (release func(), ok bool, err error) {
 // removeStaleMerges removes the temporaries of background merges that
 // died (a crash, a kill), unless a merge is running.
 func removeStaleMerges(dir string) {
-	if _, err := os.Stat(filepath.Join(dir, mergeLockName)); err != nil {
-		return // never merged in the background
-	}
 	release, ok, err := tryLock(filepath.Join(dir, mergeLockName))
 	if err != nil || !ok {
 		return

@@ -171,8 +171,9 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("lock index: %w", err)
 	}
 	defer unlock()
-	removeTemps(opt.Dir)
-	removeStaleMerges(opt.Dir)
+	if removeTemps(opt.Dir) {
+		removeStaleMerges(opt.Dir)
+	}
 
 	old, err := readManifest(opt.Dir, log)
 	if err != nil {

@@ -13,18 +13,21 @@ import (
 // names.
 
 // removeTemps deletes the temporaries of a run that died before it
-// published; a background merge's own (mergeTempPrefix) are
-// removeStaleMerges' to judge: that merge may still be running.
-func removeTemps(dir string) {
+// published, and says whether a background merge's own (mergeTempPrefix)
+// are there: those are removeStaleMerges' to judge, as that merge may
+// still be running.
+func removeTemps(dir string) (mergeTemps bool) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), mergeTempPrefix) {
+			mergeTemps = true
 			continue
 		}
 		if strings.HasSuffix(e.Name(), ".tmp") || strings.HasSuffix(e.Name(), ".part") {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+	return mergeTemps
 }
 
 // publish writes the new manifest atomically and removes segment files no
