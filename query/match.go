@@ -84,28 +84,20 @@ func (m orM) match(ls *lineState) bool {
 	}
 	return false
 }
-func (m notM) match(ls *lineState) bool { return !m.m.match(ls) }
-func (m termM) match(ls *lineState) bool {
+func (m notM) match(ls *lineState) bool    { return !m.m.match(ls) }
+func (m termM) match(ls *lineState) bool   { return tokenMatch(ls, m.t, false) }
+func (m prefixM) match(ls *lineState) bool { return tokenMatch(ls, m.t, true) }
+
+// tokenMatch reports whether a token of the line equals t (or starts with
+// it): in place on ASCII lines, else over the line's tokens.
+func tokenMatch(ls *lineState, t []byte, prefix bool) bool {
 	if !ls.tokenized && ls.asciiLine() {
-		_, found := asciiFind(ls.line, [][]byte{m.t}, false, nil, true)
+		_, found := asciiFind(ls.line, [][]byte{t}, prefix, nil, true)
 		return found
 	}
 	toks := ls.tokens()
 	for i := range toks {
-		if bytes.Equal(ls.tok(i), m.t) {
-			return true
-		}
-	}
-	return false
-}
-func (m prefixM) match(ls *lineState) bool {
-	if !ls.tokenized && ls.asciiLine() {
-		_, found := asciiFind(ls.line, [][]byte{m.t}, true, nil, true)
-		return found
-	}
-	toks := ls.tokens()
-	for i := range toks {
-		if bytes.HasPrefix(ls.tok(i), m.t) {
+		if tok := ls.tok(i); prefix && bytes.HasPrefix(tok, t) || !prefix && bytes.Equal(tok, t) {
 			return true
 		}
 	}
