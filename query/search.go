@@ -163,7 +163,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	}
 	st := &Stats{Segments: len(s.segs)}
 
-	plans, err := s.plan(ctx, q, workers, st)
+	plans, err := s.plan(ctx, q, opt.Time, workers, st)
 	if err != nil {
 		return nil, err
 	}

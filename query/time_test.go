@@ -91,8 +91,13 @@ func TestTimeRanges(t *testing.T) {
 			tr.To = a + g.r.Int64N(int64(time.Hour))
 		}
 		var node lang.Node = g.atom()
-		if i%5 == 0 {
+		switch {
+		case i%5 == 0:
 			node = &lang.All{}
+		case i%3 == 1:
+			// Negations and unions: a time range narrows words' lists
+			// before the tree is evaluated.
+			node = g.tree(2)
 		}
 		q, err := CompileNode(node, lang.ModeQuery)
 		must(t, err)

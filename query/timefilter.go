@@ -250,3 +250,32 @@ func (rt *readTimer) line(text []byte) (int64, bool) {
 
 // unbounded is a TimeRange that keeps every line.
 var unbounded = TimeRange{From: math.MinInt64, To: math.MaxInt64}
+
+// timeLines lists the lines of seg that may lie in tr, as increasing,
+// apart ranges: the spans whose times meet it (untimed ones unless it
+// excludes them), narrowed by binary search in spans whose groups are in
+// time order. all reports that they are every line of the segment.
+func timeLines(seg *mmapstore.Segment, tr *TimeRange) (ranges []mmapstore.LineRange, all bool, err error) {
+	spans := seg.Spans()
+	for si, sp := range spans {
+		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
+		switch {
+		case !sp.Timed && !tr.keep(0, false), sp.Timed && !tr.meets(sp.MinTime, sp.MaxTime):
+			continue
+		case sp.TimeSorted:
+			if lo, hi, err = newSpanTimes(seg, si).window(tr, lo, hi); err != nil {
+				return nil, false, err
+			}
+			if hi <= lo {
+				continue
+			}
+		}
+		if n := len(ranges); n > 0 && ranges[n-1].Hi == lo {
+			ranges[n-1].Hi = hi
+		} else {
+			ranges = append(ranges, mmapstore.LineRange{Lo: lo, Hi: hi})
+		}
+	}
+	all = len(ranges) == 1 && ranges[0].Lo == 0 && ranges[0].Hi == seg.NumLines()
+	return ranges, all, nil
+}
