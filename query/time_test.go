@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -123,6 +124,13 @@ func TestTimeRanges(t *testing.T) {
 		must(t, err)
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("seed %d query %d %v in [%d, %d) untimed excluded %v: %v", seed, i, node, tr.From, tr.To, tr.ExcludeUntimed, err)
+		}
+		// Counting alone (no line read: edge groups timed, the others
+		// counted whole) gives the same total.
+		cst, err := s.Search(context.Background(), q, Options{Time: tr}, nil)
+		must(t, err)
+		if cst.Total != int64(len(want)) {
+			t.Fatalf("seed %d query %d %v: counted %d, want %d", seed, i, node, cst.Total, len(want))
 		}
 		// The histogram of the same search adds up to its total.
 		from, to := max(tr.From, lo), min(tr.To, hi+1)
@@ -281,6 +289,78 @@ func TestOnlyLines(t *testing.T) {
 		}
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("%v: %v", node, err)
+		}
+	}
+}
+
+// TestWindowCounts: counting a word in a time window over long spans in
+// time order (the groups wholly inside counted by rank, the edge groups
+// line by line, words' lists decoded inside the window only) gives what
+// the generated lines hold, for words on few, many and nearly all lines,
+// windows bounded on, between and beside lines' times, and equal times
+// across group edges.
+func TestWindowCounts(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(testSeed(), 31))
+	words := []string{"rare", "some", "most"}
+	share := []int{2, 30, 95} // percent of lines
+	type line struct {
+		t   int64
+		has [3]bool
+	}
+	var lines []line
+	base := time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC)
+	for f := range 2 {
+		var b []byte
+		ts := base.UnixNano()
+		for range 12000 {
+			ts += int64(r.IntN(3)) * int64(time.Second) // equal times are common
+			l := line{t: ts}
+			text := time.Unix(0, ts).UTC().Format(time.RFC3339) + " event"
+			for k, w := range words {
+				if l.has[k] = r.IntN(100) < share[k]; l.has[k] {
+					text += " " + w
+				}
+			}
+			b = append(b, text+"\n"...)
+			lines = append(lines, l)
+		}
+		must(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.log", f)), b, 0o644))
+	}
+	s := testIndex(t, 256<<10, root)
+	sorted := 0
+	for _, seg := range s.segs {
+		for _, sp := range seg.Spans() {
+			if sp.TimeSorted && sp.NumLines > 8*mmapstore.GroupSize {
+				sorted++
+			}
+		}
+	}
+	if sorted == 0 {
+		t.Fatal("no long span in time order")
+	}
+	for i := range cases(400, 60) {
+		a := lines[r.IntN(len(lines))].t
+		b := a + r.Int64N(int64(40*time.Minute))
+		switch i % 4 {
+		case 1:
+			a++ // just after a line's time
+		case 2:
+			b = lines[r.IntN(len(lines))].t // on a line's time (maybe before a)
+		}
+		k := r.IntN(len(words))
+		want := int64(0)
+		for _, l := range lines {
+			if l.has[k] && a <= l.t && l.t < b {
+				want++
+			}
+		}
+		q, err := Compile([]string{words[k]}, lang.ModeQuery, true)
+		must(t, err)
+		st, err := s.Search(context.Background(), q, Options{Time: &TimeRange{From: a, To: b}}, nil)
+		must(t, err)
+		if st.Total != want {
+			t.Fatalf("%q in [%d, %d): counted %d, want %d", words[k], a, b, st.Total, want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logtime"
 )
@@ -194,6 +195,39 @@ func (st *spanTimes) window(tr *TimeRange, lo, hi uint32) (uint32, uint32, error
 		return lo, lo, nil
 	}
 	return max(lo, st.sp.FirstLine+gLo*mmapstore.GroupSize), min(hi, st.sp.FirstLine+gHi*mmapstore.GroupSize), nil
+}
+
+// countSorted counts the members of cands in [lo, hi), lines of a span
+// whose groups are in time order already narrowed by window, that lie in
+// tr. Every group but the first and the last then lies wholly in tr (its
+// min is at least the first's max, its max at most the last's min), so
+// their lines are counted at once, by rank; only the two edge groups'
+// lines are timed.
+func (st *spanTimes) countSorted(tr *TimeRange, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
+	if hi <= lo {
+		return 0, nil
+	}
+	groupStart := func(id uint32) uint32 { return id - (id-st.sp.FirstLine)%mmapstore.GroupSize }
+	firstEnd := min(hi, groupStart(lo)+mmapstore.GroupSize)
+	lastStart := max(groupStart(hi-1), firstEnd)
+	n := int64(rangeCard(cands, firstEnd, lastStart))
+	for _, r := range [2][2]uint32{{lo, firstEnd}, {lastStart, hi}} {
+		it := cands.Iterator()
+		for it.AdvanceIfNeeded(r[0]); it.HasNext(); {
+			id := it.Next()
+			if id >= r[1] {
+				break
+			}
+			ts, timed, err := st.at(id)
+			if err != nil {
+				return 0, err
+			}
+			if tr.keep(ts, timed) {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // at returns the time of segment line id (in the span).
