@@ -364,3 +364,28 @@ func TestWindowCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFrom: searching outward from any guess finds what sort.Search
+// finds, for every answer position, including none true and all true.
+func TestSearchFrom(t *testing.T) {
+	for n := range 40 {
+		for ans := 0; ans <= n; ans++ {
+			for guess := -2; guess <= n+2; guess++ {
+				probes := 0
+				got := searchFrom(n, guess, func(k int) bool {
+					if k < 0 || k >= n {
+						t.Fatalf("n %d: probe %d out of range", n, k)
+					}
+					probes++
+					return k >= ans
+				})
+				if got != ans {
+					t.Fatalf("n %d guess %d: got %d, want %d", n, guess, got, ans)
+				}
+				if guess == ans && n > 0 && ans < n && probes > 2 {
+					t.Fatalf("n %d: a guess on the answer took %d probes", n, probes)
+				}
+			}
+		}
+	}
+}
