@@ -82,11 +82,12 @@ func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
 const walkWindow = 2 * ChunkSize
 
 // walkDeltas calls fn with the ids of the uvarint list at l (from
-// listHead, n body bytes) in order, checking each, until fn returns false.
-// The body is verified a window at a time as the walk reaches it: a walk
-// that stops early checks (and touches) only the bytes it read. whole
-// reports that every id was walked.
-func (s *Segment) walkDeltas(l postingsList, n uint64, fn func(id uint32) bool) (whole bool, err error) {
+// listHead, n body bytes) from the first at least from on, in order,
+// checking each, until fn returns false. The body is verified a window at
+// a time as the walk reaches it: a walk that stops early checks (and
+// touches) only the bytes it read. whole reports that every id was
+// walked.
+func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) bool) (whole bool, err error) {
 	at := int64(s.postings.off + l.off)
 	body, ok := slice(s.postings.data, l.off, n)
 	switch {
@@ -98,13 +99,39 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, fn func(id uint32) bool) 
 	}
 	var id uint64
 	var cur, end uint64 // body[cur:end] is verified and not yet decoded
-	for i := uint64(0); i < l.count; i++ {
+	refill := func() error {
 		if end-cur < binary.MaxVarintLen64 && end < n {
 			step := min(n-end, walkWindow)
 			if _, err := s.read(&s.postings, l.off+end, step); err != nil {
-				return false, err
+				return err
 			}
 			end += step
+		}
+		return nil
+	}
+	for i := uint64(0); i < l.count; i++ {
+		if err := refill(); err != nil {
+			return false, err
+		}
+		// Below from, eight one-byte gaps at a time (a time window's
+		// lines lie deep in a common word's list): no continuation bit,
+		// no zero gap, and their sum keeps the id below from.
+		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
+			w := binary.LittleEndian.Uint64(body[cur:])
+			if w&0x8080808080808080 != 0 || (w-0x0101010101010101)&^w&0x8080808080808080 != 0 {
+				break
+			}
+			pairs := w&0x00FF00FF00FF00FF + w>>8&0x00FF00FF00FF00FF
+			sum := pairs * 0x0001000100010001 >> 48
+			if id+sum >= uint64(from) {
+				break
+			}
+			id += sum
+			cur += 8
+			i += 8
+			if err := refill(); err != nil {
+				return false, err
+			}
 		}
 		b := body[cur:end]
 		// Inlined uvarint: most gaps fit one byte.
@@ -129,7 +156,7 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, fn func(id uint32) bool) 
 			return false, s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
 		}
 		id = v
-		if !fn(uint32(id)) {
+		if id >= uint64(from) && !fn(uint32(id)) {
 			return false, nil
 		}
 	}
@@ -341,7 +368,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	var kept []uint32
 	k := 0
 	if len(want) > 0 {
-		_, err = s.walkDeltas(l, n, func(id uint32) bool {
+		_, err = s.walkDeltas(l, n, want[0], func(id uint32) bool {
 			for k < len(want) && want[k] < id {
 				k++
 			}
@@ -409,7 +436,7 @@ func (s *Segment) deltasIn(ref uint64, ranges []LineRange) (bm *roaring.Bitmap, 
 	}
 	var kept []uint32
 	k := 0
-	_, err = s.walkDeltas(l, n, func(id uint32) bool {
+	_, err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) bool {
 		for k < len(ranges) && id >= ranges[k].Hi {
 			k++
 		}
