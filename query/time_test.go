@@ -302,23 +302,26 @@ func TestOnlyLines(t *testing.T) {
 func TestWindowCounts(t *testing.T) {
 	root := t.TempDir()
 	r := rand.New(rand.NewPCG(testSeed(), 31))
-	words := []string{"rare", "some", "most"}
-	share := []int{2, 30, 95} // percent of lines
+	words := []string{"rare", "some", "most", "burst", "mixed"}
+	// Percent of lines; burst: runs of 1500 lines; mixed: most of the
+	// first 2^16 lines, few after (a roaring list with an array container).
+	share := []int{2, 30, 95, 0, 0}
 	type line struct {
 		t   int64
-		has [3]bool
+		has [5]bool
 	}
 	var lines []line
 	base := time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC)
 	for f := range 2 {
 		var b []byte
 		ts := base.UnixNano()
-		for range 12000 {
+		for i := range 40000 {
 			ts += int64(r.IntN(3)) * int64(time.Second) // equal times are common
 			l := line{t: ts}
 			text := time.Unix(0, ts).UTC().Format(time.RFC3339) + " event"
 			for k, w := range words {
-				if l.has[k] = r.IntN(100) < share[k]; l.has[k] {
+				mixed := w == "mixed" && r.IntN(100) < map[bool]int{true: 90, false: 3}[len(lines) < 1<<16]
+				if l.has[k] = r.IntN(100) < share[k] || w == "burst" && i/1500%3 == 0 || mixed; l.has[k] {
 					text += " " + w
 				}
 			}
@@ -327,7 +330,9 @@ func TestWindowCounts(t *testing.T) {
 		}
 		must(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.log", f)), b, 0o644))
 	}
-	s := testIndex(t, 256<<10, root)
+	// One segment of both files: more than one roaring container (2^16
+	// lines) per list, bitmap containers (most) and runs (burst).
+	s := testIndex(t, 8<<20, root)
 	sorted := 0
 	for _, seg := range s.segs {
 		for _, sp := range seg.Spans() {
@@ -342,6 +347,9 @@ func TestWindowCounts(t *testing.T) {
 	for i := range cases(400, 60) {
 		a := lines[r.IntN(len(lines))].t
 		b := a + r.Int64N(int64(40*time.Minute))
+		if i%5 == 3 {
+			b = a + r.Int64N(int64(12*time.Hour)) // across containers and files
+		}
 		switch i % 4 {
 		case 1:
 			a++ // just after a line's time
