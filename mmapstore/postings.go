@@ -45,25 +45,125 @@ func (s *Segment) inlineIDs(ref uint64) (ids []uint32, ok bool, err error) {
 // list reads the header and the (verified) body of the list at a list
 // reference.
 func (s *Segment) list(ref uint64) (postingsList, error) {
+	l, n, err := s.listHead(ref)
+	if err != nil {
+		return l, err
+	}
+	l.body, err = s.read(&s.postings, l.off, n)
+	return l, err
+}
+
+// listHead reads the header of the list at a list reference: the body's
+// place and length n, not read yet (l.body nil).
+func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
 	if ref&postingsTag != 0 {
-		return postingsList{}, s.damaged(s.corrupt("term dictionary", -1, "bad postings reference %#x", ref))
+		return l, 0, s.damaged(s.corrupt("term dictionary", -1, "bad postings reference %#x", ref))
 	}
 	off := ref >> 2
 	hdr, err := s.readTail(&s.postings, off, 2*binary.MaxVarintLen64)
 	if err != nil {
-		return postingsList{}, err
+		return l, 0, err
 	}
 	d := Decbuf{B: hdr}
-	h, n := d.Uvarint(), d.Uvarint()
-	l := postingsList{count: h >> 1, enc: h & 1, off: off + uint64(len(hdr)-d.Len())}
+	h := d.Uvarint()
+	n = d.Uvarint()
+	l = postingsList{count: h >> 1, enc: h & 1, off: off + uint64(len(hdr)-d.Len())}
 	if d.Err != nil || l.count > uint64(s.lines) || l.count < 2 {
-		return l, s.damaged(s.corrupt("postings", int64(s.postings.off+off), "bad list header"))
+		return l, 0, s.damaged(s.corrupt("postings", int64(s.postings.off+off), "bad list header"))
 	}
 	if l.enc == EncRoaring {
 		l.off += pad8(s.postings.off + l.off)
 	}
-	l.body, err = s.read(&s.postings, l.off, n)
-	return l, err
+	return l, n, nil
+}
+
+// walkWindow is how many bytes of a uvarint list walkDeltas verifies at a
+// time (two chunks).
+const walkWindow = 2 * ChunkSize
+
+// walkDeltas calls fn with the ids of the uvarint list at l (from
+// listHead, n body bytes) from the first at least from on, in order,
+// checking each, until fn returns false. The body is verified a window at
+// a time as the walk reaches it: a walk that stops early checks (and
+// touches) only the bytes it read. whole reports that every id was
+// walked.
+func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) bool) (whole bool, err error) {
+	at := int64(s.postings.off + l.off)
+	body, ok := slice(s.postings.data, l.off, n)
+	switch {
+	case !ok:
+		_, err := s.read(&s.postings, l.off, n) // the out-of-bounds error
+		return false, err
+	case l.count > n:
+		return false, s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, n))
+	}
+	var id uint64
+	var cur, end uint64 // body[cur:end] is verified and not yet decoded
+	refill := func() error {
+		if end-cur < binary.MaxVarintLen64 && end < n {
+			step := min(n-end, walkWindow)
+			if _, err := s.read(&s.postings, l.off+end, step); err != nil {
+				return err
+			}
+			end += step
+		}
+		return nil
+	}
+	for i := uint64(0); i < l.count; i++ {
+		if err := refill(); err != nil {
+			return false, err
+		}
+		// Below from, eight one-byte gaps at a time (a time window's
+		// lines lie deep in a common word's list): no continuation bit,
+		// no zero gap, and their sum keeps the id below from.
+		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
+			w := binary.LittleEndian.Uint64(body[cur:])
+			if w&0x8080808080808080 != 0 || (w-0x0101010101010101)&^w&0x8080808080808080 != 0 {
+				break
+			}
+			pairs := w&0x00FF00FF00FF00FF + w>>8&0x00FF00FF00FF00FF
+			sum := pairs * 0x0001000100010001 >> 48
+			if id+sum >= uint64(from) {
+				break
+			}
+			id += sum
+			cur += 8
+			i += 8
+			if err := refill(); err != nil {
+				return false, err
+			}
+		}
+		b := body[cur:end]
+		// Inlined uvarint: most gaps fit one byte.
+		var v uint64
+		if len(b) > 0 && b[0] < 0x80 {
+			v = uint64(b[0])
+			cur++
+		} else {
+			k := 0
+			if v, k = binary.Uvarint(b); k <= 0 {
+				return false, s.damaged(s.corrupt("postings", at, "bad list entry"))
+			}
+			cur += uint64(k)
+		}
+		if i > 0 {
+			if v == 0 {
+				return false, s.damaged(s.corrupt("postings", at, "zero gap"))
+			}
+			v += id
+		}
+		if v >= uint64(s.lines) {
+			return false, s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
+		}
+		id = v
+		if id >= uint64(from) && !fn(uint32(id)) {
+			return false, nil
+		}
+	}
+	if cur != n {
+		return true, s.damaged(s.corrupt("postings", at, "%v", errTrailing))
+	}
+	return true, nil
 }
 
 // DocFreq is the number of lines a postings reference holds.
@@ -234,7 +334,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("postings", &err)
-	l, err := s.list(ref)
+	l, n, err := s.listHead(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -245,19 +345,18 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 		}
 		return roaring.And(all, with), nil
 	}
-	at := int64(s.postings.off + l.off)
-	if l.count > uint64(len(l.body)) {
-		return nil, s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, len(l.body)))
-	}
 	// A short list probes with (Contains per id); a long one is merged with
 	// with's ids in two sorted walks, a few ns an id.
 	if l.count*8 < with.GetCardinality() {
-		var kept []uint32
+		if l.body, err = s.read(&s.postings, l.off, n); err != nil {
+			return nil, err
+		}
 		d := Decbuf{B: l.body}
 		ids, err := decodeDeltas(&d, int(l.count), s.lines)
 		if err != nil {
-			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
+			return nil, s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
 		}
+		var kept []uint32
 		for _, id := range ids {
 			if with.Contains(id) {
 				kept = append(kept, id)
@@ -267,39 +366,21 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	}
 	want := with.ToArray()
 	var kept []uint32
-	var id uint64
 	k := 0
-	b := l.body
-	for i := uint64(0); i < l.count && k < len(want); i++ {
-		// Inlined uvarint: most gaps fit one byte.
-		var v uint64
-		if len(b) > 0 && b[0] < 0x80 {
-			v, b = uint64(b[0]), b[1:]
-		} else {
-			n := 0
-			v, n = binary.Uvarint(b)
-			if n <= 0 {
-				return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
+	if len(want) > 0 {
+		_, err = s.walkDeltas(l, n, want[0], func(id uint32) bool {
+			for k < len(want) && want[k] < id {
+				k++
 			}
-			b = b[n:]
-		}
-		if i > 0 {
-			if v == 0 {
-				return nil, s.damaged(s.corrupt("postings", at, "zero gap"))
+			if k < len(want) && want[k] == id {
+				kept = append(kept, id)
+				k++
 			}
-			v += id
-		}
-		if v >= uint64(s.lines) {
-			return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
-		}
-		id = v
-		for k < len(want) && uint64(want[k]) < id {
-			k++
-		}
-		if k < len(want) && uint64(want[k]) == id {
-			kept = append(kept, uint32(id))
-			k++
-		}
+			return k < len(want)
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	return roaring.BitmapOf(kept...), nil
 }
@@ -319,4 +400,65 @@ func bitmapOfSorted(ids []uint32) *roaring.Bitmap {
 		words[id/64] |= 1 << (id % 64)
 	}
 	return roaring.FromDense(words, false)
+}
+
+// LineRange is the segment lines [Lo, Hi).
+type LineRange struct{ Lo, Hi uint32 }
+
+// PostingsIn returns the lines of a postings reference that lie in ranges
+// (increasing, apart). A uvarint list is decoded only up to the end of
+// the last range, without building the whole list: a time window over a
+// common word then costs a walk over its gaps, not a bitmap of every line
+// holding it. The list's bytes are verified as for Postings.
+func (s *Segment) PostingsIn(ref uint64, ranges []LineRange) (*roaring.Bitmap, error) {
+	if len(ranges) == 0 {
+		return roaring.New(), s.check()
+	}
+	if ref&postingsTag == 0 {
+		if bm, ok, err := s.deltasIn(ref, ranges); ok || err != nil {
+			return bm, err
+		}
+	}
+	// Inline ids and roaring lists: built whole (roaring in place).
+	return s.PostingsAnd(ref, RangesBitmap(ranges))
+}
+
+// deltasIn is PostingsIn for a uvarint list (ok false: another encoding).
+func (s *Segment) deltasIn(ref uint64, ranges []LineRange) (bm *roaring.Bitmap, ok bool, err error) {
+	if err := s.check(); err != nil {
+		return nil, true, err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("postings", &err)
+	l, n, err := s.listHead(ref)
+	if err != nil || l.enc != EncDeltaVarint {
+		return nil, err != nil, err
+	}
+	var kept []uint32
+	k := 0
+	_, err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) bool {
+		for k < len(ranges) && id >= ranges[k].Hi {
+			k++
+		}
+		if k < len(ranges) && id >= ranges[k].Lo {
+			kept = append(kept, id)
+		}
+		return k < len(ranges)
+	})
+	switch {
+	case err != nil:
+		return nil, true, err
+	case len(kept) == 0:
+		return roaring.New(), true, nil
+	}
+	return bitmapOfSorted(kept), true, nil
+}
+
+// RangesBitmap is the bitmap of the lines of ranges.
+func RangesBitmap(ranges []LineRange) *roaring.Bitmap {
+	bm := roaring.New()
+	for _, r := range ranges {
+		bm.AddRange(uint64(r.Lo), uint64(r.Hi))
+	}
+	return bm
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -314,6 +315,7 @@ func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
 		if err != nil || !and.Equals(with) {
 			t.Fatalf("%s: PostingsAnd(%q)", name, term)
 		}
+		checkPostingsIn(t, name, s, term, ref, bm)
 	}
 	if _, ok, _ := s.Lookup([]byte("not-a-term")); ok {
 		t.Fatalf("%s: found a term never written", name)
@@ -405,6 +407,27 @@ func fixChecksums(b []byte) {
 // positions, anywhere but the footer) and fixes up its checksums before
 // parsing it, so that every decoder sees damaged bytes that pass the
 // checksums: none may panic, loop or allocate without bound.
+// checkPostingsIn compares PostingsIn with the whole list (all, from
+// Postings) cut to the same ranges: none, all lines, ranges around and
+// between its ids, ranges ending before its last id.
+func checkPostingsIn(t *testing.T, name string, s *Segment, term []byte, ref uint64, all *roaring.Bitmap) {
+	t.Helper()
+	n := s.NumLines()
+	ids := all.ToArray()
+	cases := [][]LineRange{nil, {{0, n}}, {{0, 1}}, {{n - 1, n}}, {{n / 3, n / 2}}, {{0, n / 4}, {n / 2, n/2 + 1}, {3 * n / 4, n}}}
+	if len(ids) > 2 {
+		mid := ids[len(ids)/2]
+		cases = append(cases, []LineRange{{ids[0], ids[0] + 1}, {mid, mid + 1}}, []LineRange{{ids[1], ids[len(ids)-1]}})
+	}
+	for _, ranges := range cases {
+		got, err := s.PostingsIn(ref, ranges)
+		want := roaring.And(all, RangesBitmap(ranges))
+		if err != nil || !got.Equals(want) {
+			t.Fatalf("%s: PostingsIn(%q, %v) = %v, %v; want %v", name, term, ranges, got, err, want)
+		}
+	}
+}
+
 func FuzzSegmentDecoders(f *testing.F) {
 	var bases [4][]byte
 	for i := range bases {
@@ -437,6 +460,7 @@ func exerciseAll(s *Segment) {
 		if bm, err := s.Postings(ref); err == nil {
 			s.PostingsAnd(ref, bm)
 		}
+		s.PostingsIn(ref, []LineRange{{1, 3}, {s.NumLines() / 2, s.NumLines()/2 + 40}})
 		s.DocFreq(ref)
 		s.Lookup(term)
 		n++

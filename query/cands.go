@@ -37,6 +37,17 @@ type segEval struct {
 	un     *roaring.Bitmap
 	terms  int // dictionary terms examined, for stats
 	blocks int // dictionary blocks read for substring atoms
+	// within, when set, are the only lines wanted (a time range's): words'
+	// lists are decoded inside them only, and the plan keeps no others.
+	within []mmapstore.LineRange
+}
+
+// postings decodes a list reference, inside e.within when set.
+func (e *segEval) postings(ref uint64) (*roaring.Bitmap, error) {
+	if e.within != nil {
+		return e.seg.PostingsIn(ref, e.within)
+	}
+	return e.seg.Postings(ref)
 }
 
 func (e *segEval) withUn(bm *roaring.Bitmap) *roaring.Bitmap {
@@ -204,7 +215,7 @@ func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
 	if !ok {
 		return e.withUn(roaring.New()), nil
 	}
-	bm, err := e.seg.Postings(ref)
+	bm, err := e.postings(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +261,7 @@ func (e *segEval) union(refs []uint64) (*roaring.Bitmap, error) {
 			inline = append(inline, uint32(ref>>1))
 			continue
 		}
-		bm, err := e.seg.Postings(ref)
+		bm, err := e.postings(ref)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,9 @@ type segPlan struct {
 }
 
 // plan evaluates the query on every segment's dictionary, in parallel.
-func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) ([]*segPlan, error) {
+// A time range narrows each segment to the lines that may lie in it
+// before any postings list is decoded.
+func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers int, st *Stats) ([]*segPlan, error) {
 	segs := s.segs
 	plans := make([]*segPlan, len(segs))
 	errs := make([]error, len(segs))
@@ -43,7 +45,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 			if i >= len(segs) || ctx.Err() != nil {
 				return
 			}
-			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, i)
+			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, tr, i)
 		}
 	}
 	// The calling goroutine is one of the workers: one goroutine fewer to
@@ -74,7 +76,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, workers int, st *Stats) (
 	return plans, ctx.Err()
 }
 
-func (s *Searcher) planSegment(q *Query, i int) (_ *segPlan, _, _ int, err error) {
+func (s *Searcher) planSegment(q *Query, tr *TimeRange, i int) (_ *segPlan, _, _ int, err error) {
 	seg := s.segs[i]
 	if seg.Damage() != nil {
 		return &segPlan{mode: planRaw}, 0, 0, nil
@@ -82,6 +84,18 @@ func (s *Searcher) planSegment(q *Query, i int) (_ *segPlan, _, _ int, err error
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverFault(seg, &err)
 	e := &segEval{q: q, seg: seg, un: seg.Unindexed()}
+	if tr != nil {
+		var all bool
+		if e.within, all, err = timeLines(seg, tr); err != nil {
+			return nil, 0, 0, err
+		}
+		if len(e.within) == 0 {
+			return &segPlan{mode: planNone}, 0, 0, nil
+		}
+		if all {
+			e.within = nil // no narrowing: every line may be in the range
+		}
+	}
 	p, err := s.planWith(e, q, i)
 	return p, e.terms, e.blocks, err
 }
@@ -99,6 +113,11 @@ func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
 	cands := c.bm
 	if live != nil {
 		cands = roaring.And(cands, live)
+	}
+	if e.within != nil {
+		// Words' lists were decoded inside the range only, but other
+		// atoms (a negation, a scan) may hold lines outside it.
+		cands = roaring.And(cands, mmapstore.RangesBitmap(e.within))
 	}
 	if cands.IsEmpty() {
 		return &segPlan{mode: planNone}, nil

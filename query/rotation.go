@@ -12,30 +12,53 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-var (
-	compressedSuffix = regexp.MustCompile(`\.(gz|zst|bz2|xz)$`)
-	numberedSuffix   = regexp.MustCompile(`\.([0-9]{1,4})$`)
-	datedSuffix      = regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
-)
+// datedSuffix is compiled on first use: every search process would pay
+// for it at start-up, and only names ending in a digit that is not a
+// rotation number need it.
+var datedSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
+})
+
+// compressedExt reports whether ext (from the last dot on) is a
+// compression suffix.
+func compressedExt(ext string) bool {
+	switch ext {
+	case ".gz", ".zst", ".bz2", ".xz":
+		return true
+	}
+	return false
+}
+
+// numberedSuffix returns the rotation number ending base (".1" to
+// ".9999") and where its dot is; ok false when there is none.
+func numberedSuffix(base string) (n, dot int, ok bool) {
+	dot = strings.LastIndexByte(base, '.')
+	digits := base[dot+1:]
+	if dot < 0 || len(digits) < 1 || len(digits) > 4 || strings.Trim(digits, "0123456789") != "" {
+		return 0, 0, false
+	}
+	n, _ = strconv.Atoi(digits)
+	return n, dot, true
+}
 
 // splitRotation returns the log a path belongs to, its rotation number (0
 // for the live file or a dated rotation) and, for a dated rotation, the
 // date as written (empty otherwise).
 func splitRotation(path string) (log string, n int, date string) {
 	base := path
-	if i := strings.LastIndexByte(path, '.'); i >= 0 && compressedSuffix.MatchString(path[i:]) {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && compressedExt(path[i:]) {
 		base = path[:i]
 	}
 	if base == "" || base[len(base)-1] < '0' || base[len(base)-1] > '9' {
 		return base, 0, "" // both rotation suffixes end in a digit (most paths do not: no regexp)
 	}
-	if m := numberedSuffix.FindStringSubmatchIndex(base); m != nil {
-		n, _ = strconv.Atoi(base[m[2]:m[3]])
-		return base[:m[0]], n, ""
+	if n, dot, ok := numberedSuffix(base); ok {
+		return base[:dot], n, ""
 	}
-	if m := datedSuffix.FindStringSubmatchIndex(base); m != nil && m[0] > strings.LastIndexByte(base, '/')+1 {
+	if m := datedSuffix().FindStringSubmatchIndex(base); m != nil && m[0] > strings.LastIndexByte(base, '/')+1 {
 		return base[:m[0]], 0, strings.ReplaceAll(base[m[2]:], "-", "")
 	}
 	return base, 0, ""

@@ -19,6 +19,11 @@ func TestSplitRotation(t *testing.T) {
 		{"logs/messages.xz", "logs/messages", 0, ""},
 		{"logs/v1.2", "logs/v1", 2, ""},
 		{"logs/20261129", "logs/20261129", 0, ""},
+		{"logs/app.log.12345", "logs/app.log.12345", 0, ""}, // five digits: not a rotation number
+		{"logs/app.log.9999", "logs/app.log", 9999, ""},
+		{"logs/app.1x", "logs/app.1x", 0, ""},
+		{"logs/app.", "logs/app.", 0, ""},
+		{".3", "", 3, ""},
 	} {
 		log, n, date := splitRotation(c.path)
 		if log != c.log || n != c.n || date != c.date {

@@ -94,8 +94,15 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		t.count = int64(n) // exact: nothing to read
 		return nil
 	}
-	if n >= 32 {
-		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
+	if countOnly && nverify == 0 && t.tr != nil && t.hist == nil && t.times != nil && sp.TimeSorted {
+		var err error
+		t.count, err = t.times.countSorted(t.tr, p.cands, lo, hi)
+		return err
+	}
+	if n >= 32 && (nverify > 0 || !countOnly) {
+		// Lines will be located (counting without verifying locates
+		// none). Cold index: one sequential read beats many faults.
+		seg.PrefetchLines(t.span)
 	}
 	src, err := s.source(t.file, t.h)
 	if err != nil {

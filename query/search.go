@@ -163,7 +163,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	}
 	st := &Stats{Segments: len(s.segs)}
 
-	plans, err := s.plan(ctx, q, workers, st)
+	plans, err := s.plan(ctx, q, opt.Time, workers, st)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	countOnly := func() bool {
 		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
 	}
-	if !s.noInline && fewCandidates(plans) {
+	if !s.noInline && (fewCandidates(plans) || fn == nil && countsByRank(plans, opt)) {
 		return st, s.searchInline(ctx, q, opt, plans, st, fn)
 	}
 	tasks := make(chan *task, 2*workers)
@@ -254,6 +254,28 @@ func fewCandidates(plans []*segPlan) bool {
 				return false
 			}
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// countsByRank reports whether counting q's hits reads no line: every
+// segment's candidates are exact (nothing to verify), and without a time
+// range or histogram a span's hits are counted by rank; with a time range,
+// a span whose groups are in time order times only its two edge groups
+// (any other, its candidates one by one: a bounded number of them). Such
+// a count runs inline: worker goroutines would cost more than they save.
+func countsByRank(plans []*segPlan, opt Options) bool {
+	if opt.Histogram != nil || opt.Times {
+		return false
+	}
+	for _, p := range plans {
+		switch {
+		case p.mode == planNone:
+		case p.mode != planIDs || p.verify == nil || !p.verify.IsEmpty():
+			return false
+		case opt.Time != nil && p.cands.GetCardinality() > 1<<16:
 			return false
 		}
 	}

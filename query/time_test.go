@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -91,8 +92,13 @@ func TestTimeRanges(t *testing.T) {
 			tr.To = a + g.r.Int64N(int64(time.Hour))
 		}
 		var node lang.Node = g.atom()
-		if i%5 == 0 {
+		switch {
+		case i%5 == 0:
 			node = &lang.All{}
+		case i%6 == 1:
+			// Negations and unions: a time range narrows words' lists
+			// before the tree is evaluated.
+			node = g.tree(2)
 		}
 		q, err := CompileNode(node, lang.ModeQuery)
 		must(t, err)
@@ -118,6 +124,13 @@ func TestTimeRanges(t *testing.T) {
 		must(t, err)
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("seed %d query %d %v in [%d, %d) untimed excluded %v: %v", seed, i, node, tr.From, tr.To, tr.ExcludeUntimed, err)
+		}
+		// Counting alone (no line read: edge groups timed, the others
+		// counted whole) gives the same total.
+		cst, err := s.Search(context.Background(), q, Options{Time: tr}, nil)
+		must(t, err)
+		if cst.Total != int64(len(want)) {
+			t.Fatalf("seed %d query %d %v: counted %d, want %d", seed, i, node, cst.Total, len(want))
 		}
 		// The histogram of the same search adds up to its total.
 		from, to := max(tr.From, lo), min(tr.To, hi+1)
@@ -276,6 +289,111 @@ func TestOnlyLines(t *testing.T) {
 		}
 		if err := diffLines(got, want); err != nil {
 			t.Fatalf("%v: %v", node, err)
+		}
+	}
+}
+
+// TestWindowCounts: counting a word in a time window over long spans in
+// time order (the groups wholly inside counted by rank, the edge groups
+// line by line, words' lists decoded inside the window only) gives what
+// the generated lines hold, for words on few, many and nearly all lines,
+// windows bounded on, between and beside lines' times, and equal times
+// across group edges.
+func TestWindowCounts(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(testSeed(), 31))
+	words := []string{"rare", "some", "most", "burst", "mixed"}
+	// Percent of lines; burst: runs of 1500 lines; mixed: most of the
+	// first 2^16 lines, few after (a roaring list with an array container).
+	share := []int{2, 30, 95, 0, 0}
+	type line struct {
+		t   int64
+		has [5]bool
+	}
+	var lines []line
+	base := time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC)
+	for f := range 2 {
+		var b []byte
+		ts := base.UnixNano()
+		for i := range 40000 {
+			ts += int64(r.IntN(3)) * int64(time.Second) // equal times are common
+			l := line{t: ts}
+			text := time.Unix(0, ts).UTC().Format(time.RFC3339) + " event"
+			for k, w := range words {
+				mixed := w == "mixed" && r.IntN(100) < map[bool]int{true: 90, false: 3}[len(lines) < 1<<16]
+				if l.has[k] = r.IntN(100) < share[k] || w == "burst" && i/1500%3 == 0 || mixed; l.has[k] {
+					text += " " + w
+				}
+			}
+			b = append(b, text+"\n"...)
+			lines = append(lines, l)
+		}
+		must(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.log", f)), b, 0o644))
+	}
+	// One segment of both files: more than one roaring container (2^16
+	// lines) per list, bitmap containers (most) and runs (burst).
+	s := testIndex(t, 8<<20, root)
+	sorted := 0
+	for _, seg := range s.segs {
+		for _, sp := range seg.Spans() {
+			if sp.TimeSorted && sp.NumLines > 8*mmapstore.GroupSize {
+				sorted++
+			}
+		}
+	}
+	if sorted == 0 {
+		t.Fatal("no long span in time order")
+	}
+	for i := range cases(400, 60) {
+		a := lines[r.IntN(len(lines))].t
+		b := a + r.Int64N(int64(40*time.Minute))
+		if i%5 == 3 {
+			b = a + r.Int64N(int64(12*time.Hour)) // across containers and files
+		}
+		switch i % 4 {
+		case 1:
+			a++ // just after a line's time
+		case 2:
+			b = lines[r.IntN(len(lines))].t // on a line's time (maybe before a)
+		}
+		k := r.IntN(len(words))
+		want := int64(0)
+		for _, l := range lines {
+			if l.has[k] && a <= l.t && l.t < b {
+				want++
+			}
+		}
+		q, err := Compile([]string{words[k]}, lang.ModeQuery, true)
+		must(t, err)
+		st, err := s.Search(context.Background(), q, Options{Time: &TimeRange{From: a, To: b}}, nil)
+		must(t, err)
+		if st.Total != want {
+			t.Fatalf("%q in [%d, %d): counted %d, want %d", words[k], a, b, st.Total, want)
+		}
+	}
+}
+
+// TestSearchFrom: searching outward from any guess finds what sort.Search
+// finds, for every answer position, including none true and all true.
+func TestSearchFrom(t *testing.T) {
+	for n := range 40 {
+		for ans := 0; ans <= n; ans++ {
+			for guess := -2; guess <= n+2; guess++ {
+				probes := 0
+				got := searchFrom(n, guess, func(k int) bool {
+					if k < 0 || k >= n {
+						t.Fatalf("n %d: probe %d out of range", n, k)
+					}
+					probes++
+					return k >= ans
+				})
+				if got != ans {
+					t.Fatalf("n %d guess %d: got %d, want %d", n, guess, got, ans)
+				}
+				if guess == ans && n > 0 && ans < n && probes > 2 {
+					t.Fatalf("n %d: a guess on the answer took %d probes", n, probes)
+				}
+			}
 		}
 	}
 }

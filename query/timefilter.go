@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logtime"
 )
@@ -164,16 +165,26 @@ func (st *spanTimes) groupOf(id uint32) (tg mmapstore.TimeGroup, next uint32, ok
 // may hold lines of tr: in a span whose groups follow each other in time
 // (Span.TimeSorted), groups' mins and maxes both only grow, so the first
 // group ending at or after tr.From and the first starting at or after
-// tr.To are found by binary search, reading a few entries instead of one
-// per group with candidates.
+// tr.To are found by search, reading a few entries instead of one per
+// group with candidates. The search starts where the span's time range
+// puts each bound (log times grow about evenly) and gallops from there:
+// in a fresh process every entry read is a page touched and a chunk
+// verified, and a binary search over the whole span read ten times more.
 func (st *spanTimes) window(tr *TimeRange, lo, hi uint32) (uint32, uint32, error) {
 	if tr == nil || !st.sp.TimeSorted || hi <= lo {
 		return lo, hi, nil
 	}
 	first, last := (lo-st.sp.FirstLine)/mmapstore.GroupSize, (hi-1-st.sp.FirstLine)/mmapstore.GroupSize
+	ngroups := (st.sp.NumLines + mmapstore.GroupSize - 1) / mmapstore.GroupSize
 	var err error
-	search := func(pred func(tg mmapstore.TimeGroup) bool) uint32 {
-		return first + uint32(sort.Search(int(last-first+1), func(k int) bool {
+	search := func(t int64, pred func(tg mmapstore.TimeGroup) bool) uint32 {
+		// The group the bound would fall in were times even over the span.
+		guess := 0
+		if span := float64(st.sp.MaxTime) - float64(st.sp.MinTime); span > 0 {
+			frac := min(max((float64(t)-float64(st.sp.MinTime))/span, 0), 1)
+			guess = int(frac*float64(ngroups-1)) - int(first)
+		}
+		return first + uint32(searchFrom(int(last-first+1), guess, func(k int) bool {
 			if err != nil {
 				return true
 			}
@@ -185,8 +196,8 @@ func (st *spanTimes) window(tr *TimeRange, lo, hi uint32) (uint32, uint32, error
 			return pred(tg)
 		}))
 	}
-	gLo := search(func(tg mmapstore.TimeGroup) bool { return tg.Max >= tr.From })
-	gHi := search(func(tg mmapstore.TimeGroup) bool { return tg.Min >= tr.To })
+	gLo := search(tr.From, func(tg mmapstore.TimeGroup) bool { return tg.Max >= tr.From })
+	gHi := search(tr.To, func(tg mmapstore.TimeGroup) bool { return tg.Min >= tr.To })
 	if err != nil {
 		return lo, hi, err
 	}
@@ -194,6 +205,77 @@ func (st *spanTimes) window(tr *TimeRange, lo, hi uint32) (uint32, uint32, error
 		return lo, lo, nil
 	}
 	return max(lo, st.sp.FirstLine+gLo*mmapstore.GroupSize), min(hi, st.sp.FirstLine+gHi*mmapstore.GroupSize), nil
+}
+
+// searchFrom is sort.Search(n, pred) probing outward from guess in
+// doubling steps, then by bisection between the last two probes: with a
+// guess near the answer it reads a few entries near it, and at worst
+// about twice what sort.Search does.
+func searchFrom(n, guess int, pred func(int) bool) int {
+	if n <= 0 {
+		return 0
+	}
+	guess = min(max(guess, 0), n-1)
+	between := func(lo, hi int) int { // the first true in (lo, hi], hi true or n
+		return lo + 1 + sort.Search(hi-lo-1, func(k int) bool { return pred(lo + 1 + k) })
+	}
+	if pred(guess) {
+		hi := guess // true
+		for step := 1; ; step *= 2 {
+			lo := hi - step
+			if lo < 0 {
+				return between(-1, hi)
+			}
+			if !pred(lo) {
+				return between(lo, hi)
+			}
+			hi = lo
+		}
+	}
+	lo := guess // false
+	for step := 1; ; step *= 2 {
+		hi := lo + step
+		if hi >= n {
+			return between(lo, n)
+		}
+		if pred(hi) {
+			return between(lo, hi)
+		}
+		lo = hi
+	}
+}
+
+// countSorted counts the members of cands in [lo, hi), lines of a span
+// whose groups are in time order already narrowed by window, that lie in
+// tr. Every group but the first and the last then lies wholly in tr (its
+// min is at least the first's max, its max at most the last's min), so
+// their lines are counted at once, by rank; only the two edge groups'
+// lines are timed.
+func (st *spanTimes) countSorted(tr *TimeRange, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
+	if hi <= lo {
+		return 0, nil
+	}
+	groupStart := func(id uint32) uint32 { return id - (id-st.sp.FirstLine)%mmapstore.GroupSize }
+	firstEnd := min(hi, groupStart(lo)+mmapstore.GroupSize)
+	lastStart := max(groupStart(hi-1), firstEnd)
+	n := int64(rangeCard(cands, firstEnd, lastStart))
+	for _, r := range [2][2]uint32{{lo, firstEnd}, {lastStart, hi}} {
+		it := cands.Iterator()
+		for it.AdvanceIfNeeded(r[0]); it.HasNext(); {
+			id := it.Next()
+			if id >= r[1] {
+				break
+			}
+			ts, timed, err := st.at(id)
+			if err != nil {
+				return 0, err
+			}
+			if tr.keep(ts, timed) {
+				n++
+			}
+		}
+	}
+	return n, nil
 }
 
 // at returns the time of segment line id (in the span).
@@ -250,3 +332,32 @@ func (rt *readTimer) line(text []byte) (int64, bool) {
 
 // unbounded is a TimeRange that keeps every line.
 var unbounded = TimeRange{From: math.MinInt64, To: math.MaxInt64}
+
+// timeLines lists the lines of seg that may lie in tr, as increasing,
+// apart ranges: the spans whose times meet it (untimed ones unless it
+// excludes them), narrowed by binary search in spans whose groups are in
+// time order. all reports that they are every line of the segment.
+func timeLines(seg *mmapstore.Segment, tr *TimeRange) (ranges []mmapstore.LineRange, all bool, err error) {
+	spans := seg.Spans()
+	for si, sp := range spans {
+		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
+		switch {
+		case !sp.Timed && !tr.keep(0, false), sp.Timed && !tr.meets(sp.MinTime, sp.MaxTime):
+			continue
+		case sp.TimeSorted:
+			if lo, hi, err = newSpanTimes(seg, si).window(tr, lo, hi); err != nil {
+				return nil, false, err
+			}
+			if hi <= lo {
+				continue
+			}
+		}
+		if n := len(ranges); n > 0 && ranges[n-1].Hi == lo {
+			ranges[n-1].Hi = hi
+		} else {
+			ranges = append(ranges, mmapstore.LineRange{Lo: lo, Hi: hi})
+		}
+	}
+	all = len(ranges) == 1 && ranges[0].Lo == 0 && ranges[0].Hi == seg.NumLines()
+	return ranges, all, nil
+}
