@@ -19,6 +19,10 @@ var jsonStringCases = []string{
 	// bytes 8 at a time).
 	"abcdefgh<bcdefgh>bcdefgh&bcdefgh\"bcdefgh\\bcdefgh\x1fbcdefgh\x7fbcdefgh\x80",
 	"abcdefg\x00abcdef\u00e9abcdefg\x20abcdefgh\u2028abcdefgh",
+	// A JSON log line: a character to escape every few bytes.
+	`{"ts":"2026-10-10T00:09:11.112Z","level":"error","msg":"a <b> & c\\d","k":""}`,
+	// Runes across the 8-byte words, and invalid ones inside a word.
+	"abcdef\u00e9\u2029bc\xe2\x80abcdef\xffabcdefg\xf0\x9f\x98\x80z",
 }
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
@@ -81,6 +85,36 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 			if got := appendHit(nil, h, c.hl, c.before, c.after, time.UTC); !bytes.Equal(got, want) {
 				t.Fatalf("\n got %.300s\nwant %.300s", got, want)
 			}
+		})
+	}
+}
+
+// BenchmarkJSONLine encodes a JSON log line (a quote every few bytes) and
+// a plain one as JSON strings, from bytes and from a string, reporting
+// CPU time per line beside wall time.
+func BenchmarkJSONLine(b *testing.B) {
+	lines := map[string][]byte{
+		"jsonl": []byte(`{"ts":"2026-10-10T00:09:11.112Z","ts_ms":1791590951112,"level":"error","service":"inventory","version":"2.14.6","pod":"inventory-xplb94qsmb-cwjc8","node":"ip-10-3-39-114.eu-west-1.compute.internal","trace_id":"6c6af902837e7ea2f8674a00deffc899","span_id":"e7262c97c1340bba","msg":"deadlock detected"}`),
+		"plain": []byte(`2026-10-10 00:09:11.112 ERROR [inventory-xplb94qsmb-cwjc8] c.e.inventory.StockService - deadlock detected while reserving sku 48213 for order 99812 (attempt 2 of 3)`),
+	}
+	for name, line := range lines {
+		dst := make([]byte, 0, 8<<10)
+		b.Run(name+"/bytes", func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			cpu0 := processCPU()
+			for b.Loop() {
+				dst = appendJSONString(dst[:0], line)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+		s := string(line)
+		b.Run(name+"/string", func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			cpu0 := processCPU()
+			for b.Loop() {
+				dst = appendJSONString(dst[:0], s)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
