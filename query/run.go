@@ -133,7 +133,13 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		t.count = int64(n) // exact: nothing to read
 		return nil
 	}
-	if n >= 32 {
+	// The lines located: all candidates, but only a page's worth when they
+	// are exact hits (those past it are counted, not located).
+	located := n
+	if nverify == 0 && maxRecs > 0 {
+		located = min(n, uint64(maxRecs))
+	}
+	if located >= 32 {
 		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
 	}
 	src, err := s.source(t.file, t.h)

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +118,29 @@ func BenchmarkJSONLine(b *testing.B) {
 			}
 			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// TestAppendTime holds the UTC fast path to time.RFC3339Nano, over the
+// whole range of int64 nanoseconds, around day, leap-year and century
+// boundaries, and with and without fractions.
+func TestAppendTime(t *testing.T) {
+	ts := []int64{0, -1, 1, 999999999, 1e9, -1e9, -1e9 + 1, math.MaxInt64, math.MinInt64, 951782400e9, 951868800e9 - 1, 4107542400e9, 1791590951112000000}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		ts = append(ts, int64(rng.Uint64()), rng.Int64N(4e18)/1e9*1e9, rng.Int64N(4e18)/1e6*1e6)
+	}
+	for _, ns := range ts {
+		want := time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+		if got := string(appendTime(nil, ns, time.UTC)); got != want {
+			t.Fatalf("%d: got %s, want %s", ns, got, want)
+		}
+	}
+	tok, err := time.LoadLocation("Asia/Tokyo")
+	if err == nil {
+		want := time.Unix(0, ts[12]).In(tok).Format(time.RFC3339Nano)
+		if got := string(appendTime(nil, ts[12], tok)); got != want {
+			t.Fatalf("Tokyo: got %s, want %s", got, want)
+		}
 	}
 }
