@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -104,14 +105,22 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	at := int64(s.postings.off + l.off)
 	if l.enc == EncDeltaVarint {
 		d := Decbuf{B: l.body}
-		ids, err := decodeDeltas(&d, int(l.count), s.lines)
+		buf := idBufs.Get().(*[]uint32)
+		ids, err := decodeDeltasTo(*buf, &d, int(l.count), s.lines)
 		if err == nil && d.Len() != 0 {
 			err = errTrailing
+		}
+		if err == nil {
+			bm = bitmapOfSorted(ids) // (which keeps nothing of ids)
+		}
+		if cap(ids) <= maxPooledIDs {
+			*buf = ids[:0]
+			idBufs.Put(buf)
 		}
 		if err != nil {
 			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
 		}
-		return bitmapOfSorted(ids), nil
+		return bm, nil
 	}
 	bm = roaring.New()
 	if _, err := bm.FromBuffer(l.body); err != nil {
@@ -122,6 +131,14 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	}
 	return bm, nil
 }
+
+// idBufs recycles the ids a delta-coded list is decoded into on its way
+// to a bitmap: a common word's lists were a few tens of KB of garbage per
+// search.
+var idBufs = sync.Pool{New: func() any { return new([]uint32) }}
+
+// maxPooledIDs bounds the id buffers kept for reuse.
+const maxPooledIDs = 1 << 16
 
 // checkRoaring checks a roaring list as stored (the portable format that
 // FromBuffer reads) in one pass over its containers: keys increase, an

@@ -439,6 +439,11 @@ func decodeDeltaList(b []byte, limit uint32) ([]uint32, error) {
 }
 
 func decodeDeltas(d *Decbuf, n int, limit uint32) ([]uint32, error) {
+	return decodeDeltasTo(nil, d, n, limit)
+}
+
+// decodeDeltasTo is decodeDeltas into dst's memory when it has room.
+func decodeDeltasTo(dst []uint32, d *Decbuf, n int, limit uint32) ([]uint32, error) {
 	if d.Err != nil {
 		return nil, d.Err
 	}
@@ -449,7 +454,11 @@ func decodeDeltas(d *Decbuf, n int, limit uint32) ([]uint32, error) {
 	// varints, and a pointer store per varint (with a write barrier while
 	// the GC runs) doubled the time of counting a common word.
 	b := d.B
-	ids := make([]uint32, n)
+	ids := dst[:0]
+	if cap(ids) < n {
+		ids = make([]uint32, n)
+	}
+	ids = ids[:n]
 	var prev uint64
 	for i := range ids {
 		var v uint64
