@@ -332,8 +332,16 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 			if p.context > 0 {
 				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			scratch = appendHit(scratch[:0], h, hl, before, after, loc)
-			out.Write(scratch)
+			if out.committed {
+				scratch = appendHit(scratch[:0], h, hl, before, after, loc)
+				out.Write(scratch)
+				return out.err
+			}
+			// Still buffering: straight into the body (no copy).
+			out.buf = appendHit(out.buf, h, hl, before, after, loc)
+			if len(out.buf) > spillBytes {
+				out.commit()
+			}
 			return out.err
 		}
 	}
