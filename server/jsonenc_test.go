@@ -101,23 +101,23 @@ func BenchmarkJSONLine(b *testing.B) {
 	}
 	for name, line := range lines {
 		dst := make([]byte, 0, 8<<10)
-		b.Run(name+"/bytes", func(b *testing.B) {
-			b.SetBytes(int64(len(line)))
-			cpu0 := processCPU()
-			for b.Loop() {
-				dst = appendJSONString(dst[:0], line)
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-		})
 		s := string(line)
-		b.Run(name+"/string", func(b *testing.B) {
-			b.SetBytes(int64(len(line)))
-			cpu0 := processCPU()
-			for b.Loop() {
-				dst = appendJSONString(dst[:0], s)
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-		})
+		for _, enc := range []struct {
+			from string
+			f    func() []byte
+		}{
+			{"bytes", func() []byte { return appendJSONString(dst[:0], line) }},
+			{"string", func() []byte { return appendJSONString(dst[:0], s) }},
+		} {
+			b.Run(name+"/"+enc.from, func(b *testing.B) {
+				b.SetBytes(int64(len(line)))
+				cpu0 := processCPU()
+				for b.Loop() {
+					dst = enc.f()
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }
 
