@@ -464,6 +464,8 @@ func decodeDeltasTo(dst []uint32, d *Decbuf, n int, limit uint32) ([]uint32, err
 		var v uint64
 		if len(b) > 0 && b[0] < 0x80 {
 			v, b = uint64(b[0]), b[1:]
+		} else if len(b) > 1 && b[1] < 0x80 { // a gap below 16384: most of a common word's
+			v, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
 		} else {
 			var k int
 			if v, k = binary.Uvarint(b); k <= 0 {
