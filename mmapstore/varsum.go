@@ -3,12 +3,8 @@ package mmapstore
 import (
 	"encoding/binary"
 	"math/bits"
-)
 
-// Word-at-a-time masks: the low and the high bit of every byte.
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
+	"github.com/logdex/logdex/mmapstore/wordwise"
 )
 
 // sumVarints adds up the first k uvarints of b and returns the bytes after
@@ -20,15 +16,15 @@ const (
 func sumVarints(b []byte, k int) (sum uint64, rest []byte, ok bool) {
 	for k >= 8 && len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b)
-		c := w & msb // continuation bits
+		c := w & wordwise.Highs // continuation bits
 		if c&(c<<8) != 0 {
 			break // a uvarint of three bytes or more: byte by byte
 		}
-		n, ends := 8, ^c&msb
+		n, ends := 8, ^c&wordwise.Highs
 		if c>>63 != 0 { // the last byte begins a uvarint the next word ends
 			n, w, c, ends = 7, w&(1<<56-1), c&(1<<56-1), ends&(1<<56-1)
 		}
-		low := w &^ msb
+		low := w &^ wordwise.Highs
 		second := (c << 8 >> 7) * 0xFF // 0xFF in each byte that ends a two-byte uvarint
 		sum += byteSum(low) + 127*byteSum(low&second)
 		k -= bits.OnesCount64(ends)

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/logdex/logdex/mmapstore/token"
+	"github.com/logdex/logdex/mmapstore/wordwise"
 )
 
 // Matching words on ASCII lines without tokenizing them. On an ASCII line a
@@ -70,7 +71,7 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 		up = c - 'a' + 'A'
 	}
 	const near = 16
-	cs, ups := uint64(c)*lsb, uint64(up)*lsb
+	cs, ups := uint64(c)*wordwise.Lows, uint64(up)*wordwise.Lows
 	for i < len(line) {
 		a = -1
 		// The next 16 bytes a word at a time (the lowest mark of either
@@ -86,7 +87,7 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 				break
 			}
 			w := binary.LittleEndian.Uint64(line[j:])
-			if m := zeroByte(w^cs) | zeroByte(w^ups); m != 0 {
+			if m := wordwise.Zeros(w^cs) | wordwise.Zeros(w^ups); m != 0 {
 				a = j + bits.TrailingZeros64(m)/8
 				break
 			}
@@ -122,17 +123,6 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 	}
 	return len(line), len(line)
 }
-
-// Word-at-a-time byte tests: the high bit of each byte of the result marks
-// a match; only the lowest mark is exact (the borrow may set marks above
-// it).
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// zeroByte marks the zero bytes of x.
-func zeroByte(x uint64) uint64 { return (x - lsb) & ^x & msb }
 
 // asciiFind appends the span of every run of len(terms) consecutive tokens
 // of an ASCII line that fold to terms (the last one only starting with

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/logdex/logdex/mmapstore/wordwise"
 	"github.com/logdex/logdex/query"
 )
 
@@ -105,22 +106,12 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
-// Word-at-a-time tests on 8 bytes (the high bit of each byte of the
-// result marks a match; only the lowest mark is exact, the borrow may set
-// marks above it, and only the lowest is used).
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// zeroByte marks the zero bytes of x.
-func zeroByte(x uint64) uint64 { return (x - lsb) & ^x & msb }
-
 // jsonSpecial marks the bytes of w that do not go into a JSON string as
 // they are: control bytes, '"', '\\', '<', '>', '&' and non-ASCII bytes.
 func jsonSpecial(w uint64) uint64 {
-	return (w-0x20*lsb)&^w&msb | w&msb |
-		zeroByte(w^'"'*lsb) | zeroByte(w^'\\'*lsb) | zeroByte(w^'<'*lsb) | zeroByte(w^'>'*lsb) | zeroByte(w^'&'*lsb)
+	const lsb, msb = wordwise.Lows, wordwise.Highs
+	return (w-0x20*lsb)&^w&msb | w&msb | wordwise.Zeros(w^'"'*lsb) | wordwise.Zeros(w^'\\'*lsb) |
+		wordwise.Zeros(w^'<'*lsb) | wordwise.Zeros(w^'>'*lsb) | wordwise.Zeros(w^'&'*lsb)
 }
 
 // clipLine cuts a line's bytes for JSON at maxLineBytes and says whether
