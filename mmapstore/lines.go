@@ -72,29 +72,14 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 	if err != nil {
 		return LineLoc{}, err
 	}
-	var n int64
-	for k := rel % GroupSize; ; k-- {
-		// Inlined uvarint (the hot loop of locating lines): lengths below
-		// 128 take one byte, most log lines two.
-		var v uint64
-		switch {
-		case len(b) > 0 && b[0] < 0x80:
-			v, b = uint64(b[0]), b[1:]
-		case len(b) > 1 && b[1] < 0x80:
-			v, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
-		default:
-			var w int
-			if v, w = binary.Uvarint(b); w <= 0 {
-				return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "bad length of line %d", line))
-			}
-			b = b[w:]
-		}
-		if k == 0 {
-			n = int64(v)
-			break
-		}
-		off += int64(v)
+	// The lengths of the lines before it in the group, then its own.
+	skip, b, ok := sumVarints(b, int(rel%GroupSize))
+	v, w := binary.Uvarint(b)
+	if !ok || w <= 0 {
+		return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "bad length of line %d", line))
 	}
+	off += int64(skip)
+	n := int64(v)
 	if n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
 		return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", line))
 	}

@@ -439,6 +439,11 @@ func decodeDeltaList(b []byte, limit uint32) ([]uint32, error) {
 }
 
 func decodeDeltas(d *Decbuf, n int, limit uint32) ([]uint32, error) {
+	return decodeDeltasTo(nil, d, n, limit)
+}
+
+// decodeDeltasTo is decodeDeltas into dst's memory when it has room.
+func decodeDeltasTo(dst []uint32, d *Decbuf, n int, limit uint32) ([]uint32, error) {
 	if d.Err != nil {
 		return nil, d.Err
 	}
@@ -449,12 +454,18 @@ func decodeDeltas(d *Decbuf, n int, limit uint32) ([]uint32, error) {
 	// varints, and a pointer store per varint (with a write barrier while
 	// the GC runs) doubled the time of counting a common word.
 	b := d.B
-	ids := make([]uint32, n)
+	ids := dst[:0]
+	if cap(ids) < n {
+		ids = make([]uint32, n)
+	}
+	ids = ids[:n]
 	var prev uint64
 	for i := range ids {
 		var v uint64
 		if len(b) > 0 && b[0] < 0x80 {
 			v, b = uint64(b[0]), b[1:]
+		} else if len(b) > 1 && b[1] < 0x80 { // a gap below 16384: most of a common word's
+			v, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
 		} else {
 			var k int
 			if v, k = binary.Uvarint(b); k <= 0 {

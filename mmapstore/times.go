@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // TimeGroup is one SectionTimeGroups entry.
@@ -105,6 +106,9 @@ func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, er
 	}
 	if !tg.Timed {
 		return dst, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
+	}
+	if cap(dst)-len(dst) <= last {
+		dst = slices.Grow(dst, GroupSize) // once, not a doubling per power of two
 	}
 	t := tg.Base
 	dst = append(dst, t)

@@ -45,16 +45,55 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 }
 
 func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
+	var mapped []byte
+	if s.mapReads && t.file.Record().Compression == "" && t.file.Record().Indexed >= mapMin {
+		mapped = t.h.Mapped()
+	}
+	err = s.runIDsMapped(q, t, mapped, wantText, countOnly, maxRecs, ls)
+	if errors.Is(err, errMapFault) {
+		// Truncated after it was checked: again with pread, which comes
+		// up short where the mapping faulted, and says so (task.shrunk).
+		t.restart()
+		err = s.runIDsMapped(q, t, nil, wantText, countOnly, maxRecs, ls)
+	}
+	return err
+}
+
+// errMapFault: reading a log file's mapping faulted.
+var errMapFault = errors.New("log file mapping faulted")
+
+func (s *Searcher) runIDsMapped(q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer recoverFault(t.seg, &err)
-	return s.runIDs(q, t, wantText, countOnly, maxRecs, ls)
+	defer func() {
+		if r := recover(); r != nil {
+			if mapped != nil && t.h.Faulted(r) {
+				err = errMapFault
+				return
+			}
+			err = t.seg.Fault(r)
+		}
+	}()
+	return s.runIDs(q, t, mapped, wantText, countOnly, maxRecs, ls)
+}
+
+// restart forgets what an IDs task found, to run it again.
+func (t *task) restart() {
+	t.release()
+	t.count, t.candidates, t.verified, t.partial, t.shrunk = 0, 0, 0, false, false
+	if h := t.hist; h != nil {
+		clear(h.Counts)
+		h.Before, h.After, h.Untimed = 0, 0, 0
+	}
 }
 
 // runIDs handles the candidate lines of one span: exact hits are located
 // through the offset index; the rest are read (neighbouring lines in one
 // read) and verified. After maxRecs hit records (0: no cap) it only counts:
 // no task can deliver more hits than the limit.
-func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) error {
+//
+// mapped, when not nil, is the file's indexed bytes in memory (live
+// Handle.Mapped): lines are read there instead of with pread.
+func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) error {
 	seg, p := t.seg, t.plan
 	sp := seg.Spans()[t.span]
 	lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
@@ -99,10 +138,18 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 		t.count, err = t.times.countSorted(t.tr, p.cands, lo, hi)
 		return err
 	}
-	if n >= 32 && (nverify > 0 || !countOnly) {
-		// Lines will be located (counting without verifying locates
-		// none). Cold index: one sequential read beats many faults.
-		seg.PrefetchLines(t.span)
+	// The lines located: the candidates to verify, or, for exact hits, a
+	// page's worth (those past it are counted, not located); counting
+	// without verifying locates none.
+	located := n
+	switch {
+	case nverify == 0 && countOnly:
+		located = 0
+	case nverify == 0 && maxRecs > 0:
+		located = min(n, uint64(maxRecs))
+	}
+	if located >= 32 {
+		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
 	}
 	src, err := s.source(t.file, t.h)
 	if err != nil {
@@ -232,21 +279,28 @@ func (s *Searcher) runIDs(q *Query, t *task, wantText, countOnly bool, maxRecs i
 				t.partial = true // read only to count, and the budget is spent
 				break
 			}
-			rbuf = grow(rbuf, int(end-start))
-			if m, err := src.ReadAt(rbuf, start); m < len(rbuf) {
-				if err != nil && !errors.Is(err, io.EOF) {
-					return err
+			var run []byte
+			if end <= int64(len(mapped)) {
+				run = mapped[start:end]
+			} else {
+				rbuf = grow(rbuf, int(end-start))
+				m, err := src.ReadAt(rbuf, start)
+				if m < len(rbuf) {
+					if err != nil && !errors.Is(err, io.EOF) {
+						return err
+					}
+					// Truncated since it was checked: lines past the end are
+					// gone, and no stale buffer bytes may pass for them.
+					rbuf = rbuf[:m]
+					t.shrunk = true
 				}
-				// Truncated since it was checked: lines past the end are
-				// gone, and no stale buffer bytes may pass for them.
-				rbuf = rbuf[:m]
-				t.shrunk = true
+				run = rbuf
 			}
 			for _, l := range locs[i:j] {
-				if l.off-start+l.n > int64(len(rbuf)) {
+				if l.off-start+l.n > int64(len(run)) {
 					break
 				}
-				text := rbuf[l.off-start : l.off-start+l.n-1]
+				text := run[l.off-start : l.off-start+l.n-1]
 				if l.verify {
 					t.verified++
 					ls.reset(text)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -172,7 +173,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	countOnly := func() bool {
 		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
 	}
-	if !s.noInline && (fewCandidates(plans) || fn == nil && countsByRank(plans, opt)) {
+	if !s.noInline && (fewCandidates(plans, exactRead(opt)) || fn == nil && countsByRank(plans, opt)) {
 		return st, s.searchInline(ctx, q, opt, plans, st, fn)
 	}
 	tasks := make(chan *task, 2*workers)
@@ -243,14 +244,21 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 const inlineMax = 1024
 
 // fewCandidates reports whether the index narrowed every segment to a
-// handful of lines (no scans planned).
-func fewCandidates(plans []*segPlan) bool {
+// handful of lines to read (no scans planned). Candidates that need no
+// verification count only up to exactCap each: past the page they are
+// counted, not read (a common word's 5,000 lines are a page of reads).
+func fewCandidates(plans []*segPlan, exactCap uint64) bool {
 	var n uint64
 	for _, p := range plans {
 		switch p.mode {
 		case planNone:
 		case planIDs:
-			if n += p.cands.GetCardinality(); n > inlineMax {
+			k := p.cands.GetCardinality()
+			if p.verify != nil {
+				v := p.verify.GetCardinality()
+				k = v + min(k-v, exactCap)
+			}
+			if n += k; n > inlineMax {
 				return false
 			}
 		default:
@@ -280,6 +288,16 @@ func countsByRank(plans []*segPlan, opt Options) bool {
 		}
 	}
 	return true
+}
+
+// exactRead is how many of a segment's exact candidates a search may read
+// at most: a page's worth when the hits past it are only counted (no time
+// filter, histogram or per-file counts, which look at every one).
+func exactRead(opt Options) uint64 {
+	if opt.Limit > 0 && opt.Time == nil && opt.Histogram == nil && opt.PerFile == nil {
+		return uint64(opt.Limit)
+	}
+	return math.MaxUint64
 }
 
 // searchInline is Search for selective queries, in the caller's

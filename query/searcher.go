@@ -69,6 +69,8 @@ type Searcher struct {
 	logs     *live.Set
 	workers  int
 	noInline bool // tests: always use the worker pipeline
+	// mapReads: hits are read from mappings of the log files (SetMappedReads).
+	mapReads bool
 	// damagedFiles have lines in segments that could not be opened: they
 	// are read whole.
 	damagedFiles map[uint64]bool
@@ -194,6 +196,18 @@ func (s *Searcher) AssumeSeen(seen []logfile.Seen) { s.logs.AssumeSeen(seen) }
 // SetWorkers sets the number of goroutines verifying and scanning for one
 // search (default GOMAXPROCS). Call before searching.
 func (s *Searcher) SetWorkers(n int) { s.workers = n }
+
+// SetMappedReads makes searches read the lines the index locates from
+// memory mappings of the log files (files of mapMin bytes or more)
+// instead of one pread each. The mappings are kept with the files kept
+// open, so this pays off for a searcher that answers many searches (a
+// server); a one-off search would pay for mapping and page faults
+// instead. Call before searching.
+func (s *Searcher) SetMappedReads(on bool) { s.mapReads = on }
+
+// mapMin is the smallest file mapped for reading hits: a small file is
+// read by a pread or two, cheaper than a mapping of its own.
+var mapMin int64 = 1 << 20
 
 // SetWatch makes the searcher trust earlier looks at files that w reports
 // unchanged. Call before searching.

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,10 @@ var jsonStringCases = []string{
 	// bytes 8 at a time).
 	"abcdefgh<bcdefgh>bcdefgh&bcdefgh\"bcdefgh\\bcdefgh\x1fbcdefgh\x7fbcdefgh\x80",
 	"abcdefg\x00abcdef\u00e9abcdefg\x20abcdefgh\u2028abcdefgh",
+	// A JSON log line: a character to escape every few bytes.
+	`{"ts":"2026-10-10T00:09:11.112Z","level":"error","msg":"a <b> & c\\d","k":""}`,
+	// Runes across the 8-byte words, and invalid ones inside a word.
+	"abcdef\u00e9\u2029bc\xe2\x80abcdef\xffabcdefg\xf0\x9f\x98\x80z",
 }
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
@@ -82,5 +88,59 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 				t.Fatalf("\n got %.300s\nwant %.300s", got, want)
 			}
 		})
+	}
+}
+
+// BenchmarkJSONLine encodes a JSON log line (a quote every few bytes) and
+// a plain one as JSON strings, from bytes and from a string, reporting
+// CPU time per line beside wall time.
+func BenchmarkJSONLine(b *testing.B) {
+	lines := map[string][]byte{
+		"jsonl": []byte(`{"ts":"2026-10-10T00:09:11.112Z","ts_ms":1791590951112,"level":"error","service":"inventory","version":"2.14.6","pod":"inventory-xplb94qsmb-cwjc8","node":"ip-10-3-39-114.eu-west-1.compute.internal","trace_id":"6c6af902837e7ea2f8674a00deffc899","span_id":"e7262c97c1340bba","msg":"deadlock detected"}`),
+		"plain": []byte(`2026-10-10 00:09:11.112 ERROR [inventory-xplb94qsmb-cwjc8] c.e.inventory.StockService - deadlock detected while reserving sku 48213 for order 99812 (attempt 2 of 3)`),
+	}
+	for name, line := range lines {
+		dst := make([]byte, 0, 8<<10)
+		s := string(line)
+		for _, enc := range []struct {
+			from string
+			f    func() []byte
+		}{
+			{"bytes", func() []byte { return appendJSONString(dst[:0], line) }},
+			{"string", func() []byte { return appendJSONString(dst[:0], s) }},
+		} {
+			b.Run(name+"/"+enc.from, func(b *testing.B) {
+				b.SetBytes(int64(len(line)))
+				cpu0 := processCPU()
+				for b.Loop() {
+					dst = enc.f()
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// TestAppendTime holds the UTC fast path to time.RFC3339Nano, over the
+// whole range of int64 nanoseconds, around day, leap-year and century
+// boundaries, and with and without fractions.
+func TestAppendTime(t *testing.T) {
+	ts := []int64{0, -1, 1, 999999999, 1e9, -1e9, -1e9 + 1, math.MaxInt64, math.MinInt64, 951782400e9, 951868800e9 - 1, 4107542400e9, 1791590951112000000}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		ts = append(ts, int64(rng.Uint64()), rng.Int64N(4e18)/1e9*1e9, rng.Int64N(4e18)/1e6*1e6)
+	}
+	for _, ns := range ts {
+		want := time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+		if got := string(appendTime(nil, ns, time.UTC)); got != want {
+			t.Fatalf("%d: got %s, want %s", ns, got, want)
+		}
+	}
+	tok, err := time.LoadLocation("Asia/Tokyo")
+	if err == nil {
+		want := time.Unix(0, ts[12]).In(tok).Format(time.RFC3339Nano)
+		if got := string(appendTime(nil, ts[12], tok)); got != want {
+			t.Fatalf("Tokyo: got %s, want %s", got, want)
+		}
 	}
 }

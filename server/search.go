@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -306,9 +305,13 @@ func writeBody(w http.ResponseWriter, body []byte, cacheState string) {
 // searchJSON runs the search and renders the response into out, hits as
 // they arrive.
 func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p *searchParams, out *jsonOut, start time.Time) (*query.Stats, error) {
-	out.writeString(`{"query":`)
-	out.json(p.q)
-	fmt.Fprintf(out, `,"mode":%q,"case":%q,"order":%q,"hits":[`, p.mode.String(), p.caseName(), p.order.String())
+	// The fields around the hits are appended by hand like the hits
+	// (fmt and json.Marshal were a few percent of a selective search).
+	head := appendJSONString(append(make([]byte, 0, 256), `{"query":`...), p.q)
+	head = appendJSONString(append(head, `,"mode":`...), p.mode.String())
+	head = appendJSONString(append(head, `,"case":`...), p.caseName())
+	head = appendJSONString(append(head, `,"order":`...), p.order.String())
+	out.Write(append(head, `,"hits":[`...))
 	opt := query.Options{Limit: p.limit, After: p.cursor, Text: true, CountAll: true, Time: p.tr, Times: true, Order: p.order, Log: p.log}
 	if !p.exactTotal {
 		opt.TotalBudget = s.opt.TotalBudget
@@ -332,8 +335,16 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 			if p.context > 0 {
 				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			scratch = appendHit(scratch[:0], h, hl, before, after, loc)
-			out.Write(scratch)
+			if out.committed {
+				scratch = appendHit(scratch[:0], h, hl, before, after, loc)
+				out.Write(scratch)
+				return out.err
+			}
+			// Still buffering: straight into the body (no copy).
+			out.buf = appendHit(out.buf, h, hl, before, after, loc)
+			if len(out.buf) > spillBytes {
+				out.commit()
+			}
 			return out.err
 		}
 	}
@@ -344,16 +355,27 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	if out.err != nil {
 		return st, out.err
 	}
-	fmt.Fprintf(out, `],"total":%d,"total_exact":%t,"took_ms":%.3f,"next_cursor":`, st.Total, !st.TotalAtLeast, float64(time.Since(start).Microseconds())/1000)
+	tail := strconv.AppendInt(append(scratch[:0], `],"total":`...), st.Total, 10)
+	tail = strconv.AppendBool(append(tail, `,"total_exact":`...), !st.TotalAtLeast)
+	tail = strconv.AppendFloat(append(tail, `,"took_ms":`...), float64(time.Since(start).Microseconds())/1000, 'f', 3, 64)
+	tail = append(tail, `,"next_cursor":`...)
 	if st.Truncated && n > 0 && n == p.limit {
-		out.json(last.Encode())
+		tail = appendJSONString(tail, last.Encode())
 	} else {
-		out.writeString("null")
+		tail = append(tail, "null"...)
 	}
-	fmt.Fprintf(out, `,"stats":{"candidates":%d,"verified":%d,"segments":%d,"scanned_bytes":%d},"warnings":`,
-		st.Candidates, st.Verified, st.Segments, st.Scanned)
-	out.json(append(append([]string{}, patternWarnings(q)...), s.warnings(sn, st)...))
-	out.writeString("}\n")
+	tail = strconv.AppendInt(append(tail, `,"stats":{"candidates":`...), st.Candidates, 10)
+	tail = strconv.AppendInt(append(tail, `,"verified":`...), st.Verified, 10)
+	tail = strconv.AppendInt(append(tail, `,"segments":`...), int64(st.Segments), 10)
+	tail = strconv.AppendInt(append(tail, `,"scanned_bytes":`...), st.Scanned, 10)
+	tail = append(tail, `},"warnings":[`...)
+	for i, w := range append(patternWarnings(q), s.warnings(sn, st)...) {
+		if i > 0 {
+			tail = append(tail, ',')
+		}
+		tail = appendJSONString(tail, w)
+	}
+	out.Write(append(tail, "]}\n"...))
 	return st, out.err
 }
 
@@ -468,17 +490,7 @@ func (o *jsonOut) Write(p []byte) (int, error) {
 	return len(p), o.err
 }
 
-func (o *jsonOut) writeString(s string) { o.Write([]byte(s)) }
-func (o *jsonOut) writeByte(c byte)     { o.Write([]byte{c}) }
-
-func (o *jsonOut) json(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		o.err = err
-		return
-	}
-	o.Write(b)
-}
+func (o *jsonOut) writeByte(c byte) { o.Write([]byte{c}) }
 
 func (o *jsonOut) commit() {
 	h := o.w.Header()

@@ -91,6 +91,7 @@ func (s *Server) Reload() (bool, error) {
 		return false, err
 	}
 	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
+	sn.s.SetMappedReads(true) // a snapshot answers many searches: its log files' mappings pay off
 	if w := s.watchRoots(ix); w != nil {
 		sn.s.SetWatch(w)
 	}

@@ -1,0 +1,41 @@
+package query
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/query/lang"
+)
+
+// BenchmarkHighlightWord highlights a word on a JSON log line (its first
+// letter every few bytes) and on a plain one, reporting CPU time per line.
+func BenchmarkHighlightWord(b *testing.B) {
+	lines := map[string][]byte{
+		"jsonl": []byte(`{"ts":"2026-10-10T00:09:11.112Z","ts_ms":1791590951112,"level":"error","service":"inventory","version":"2.14.6","pod":"inventory-xplb94qsmb-cwjc8","node":"ip-10-3-39-114.eu-west-1.compute.internal","trace_id":"6c6af902837e7ea2f8674a00deffc899","span_id":"e7262c97c1340bba","parent_span_id":"6d42d8f0e1","msg":"reserve stock failed","error":"deadlock detected","attempt":2}`),
+		"plain": []byte(`2026-10-10 00:09:11.112 ERROR [inventory-xplb94qsmb-cwjc8] c.e.inventory.StockService - deadlock detected while reserving sku 48213 for order 99812 (attempt 2 of 3): error`),
+	}
+	q, err := Compile([]string{"error"}, lang.ModeQuery, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, line := range lines {
+		b.Run(name, func(b *testing.B) {
+			var hl [][2]int
+			cpu0 := cpuNow()
+			for b.Loop() {
+				hl = q.AppendHighlights(hl[:0], line)
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			if len(hl) != 2 {
+				b.Fatalf("%d highlights", len(hl))
+			}
+		})
+	}
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,124 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/logdex/logdex/query/lang"
+)
+
+// mappedLog writes a log whose lines are mostly filler, with "needle" on
+// every 7th and "pair words" on every 11th, and returns its directory.
+func mappedLog(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&b, "2026-11-30T10:%02d:%02dZ line %d filler text", i/60%60, i%60, i)
+		if i%7 == 0 {
+			b.WriteString(" needle")
+		}
+		if i%11 == 0 {
+			b.WriteString(" pair words")
+		}
+		b.WriteString(" and some more filler to spread the lines over pages\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMappedReads: hits read from a mapping of the log are the hits read
+// with pread, page by page, for an exact word, a verified phrase and a
+// regex.
+func TestMappedReads(t *testing.T) {
+	defer func(m int64) { mapMin = m }(mapMin)
+	mapMin = 0
+	dir := mappedLog(t)
+	plain := testIndex(t, 64<<10, dir)
+	mapped := testIndex(t, 64<<10, dir)
+	mapped.SetMappedReads(true)
+	for _, c := range []struct {
+		q    string
+		mode lang.Mode
+	}{{"needle", lang.ModeQuery}, {`"pair words"`, lang.ModeQuery}, {`line [0-9]*5 filler`, lang.ModeRegex}} {
+		q, err := Compile([]string{c.q}, c.mode, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{0, 1, 100} {
+			opt := Options{Limit: limit, CountAll: true, Times: true}
+			want, wst := search(t, plain, q, opt)
+			got, gst := search(t, mapped, q, opt)
+			if !reflect.DeepEqual(got, want) || gst.Total != wst.Total {
+				t.Fatalf("%s limit %d: mapped reads gave %d hits (total %d), pread %d (total %d)", c.q, limit, len(got), gst.Total, len(want), wst.Total)
+			}
+			if len(got) == 0 {
+				t.Fatalf("%s: no hits", c.q)
+			}
+		}
+	}
+}
+
+// TestMappedReadTruncated: a log truncated after the search checked it
+// faults where its mapping lies past the new end; the task is read again
+// with pread, which reports the truncation, and nothing panics.
+func TestMappedReadTruncated(t *testing.T) {
+	defer func(m int64) { mapMin = m }(mapMin)
+	mapMin = 0
+	dir := mappedLog(t)
+	s := testIndex(t, 1<<30, dir)
+	s.SetMappedReads(true)
+	q, err := Compile([]string{"needle"}, lang.ModeQuery, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Stats{}
+	plans, err := s.plan(context.Background(), q, nil, 1, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.files[0]
+	h, err := s.logs.Stat(f.lf, true)
+	if err != nil || h.Stale() != nil {
+		t.Fatal(err, h.Stale())
+	}
+	defer h.Close()
+	m := h.Mapped()
+	if len(m) == 0 {
+		t.Fatal("not mapped")
+	}
+	if err := os.Truncate(filepath.Join(dir, "app.log"), 8192); err != nil {
+		t.Fatal(err)
+	}
+	sr := f.spans[0]
+	tk := &task{kind: taskIDs, file: f, h: h, seg: s.segs[sr.seg], span: sr.span, plan: plans[sr.seg]}
+	var ls lineState
+	s.run(context.Background(), q, tk, true, false, 0, &ls)
+	if tk.err != nil {
+		t.Fatal(tk.err)
+	}
+	if !tk.shrunk {
+		t.Fatal("truncation not reported")
+	}
+	if len(tk.hits) == 0 || len(tk.hits) > 8192/100 {
+		t.Fatalf("%d hits from the 8 KiB left", len(tk.hits))
+	}
+	for _, hr := range tk.hits {
+		if hr.off+hr.n > 8192 {
+			t.Fatalf("hit at %d past the new end", hr.off)
+		}
+		if txt := string(tk.buf[hr.tpos : hr.tpos+int(hr.n)]); !strings.Contains(txt, "needle") {
+			t.Fatalf("hit %q", txt)
+		}
+	}
+	if s.segs[sr.seg].Damage() != nil {
+		t.Fatal("the segment was taken for damaged")
+	}
+}
