@@ -91,6 +91,9 @@ func (s *Server) Reload() (bool, error) {
 		return false, err
 	}
 	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
+	if s.opt.SearchWorkers > 0 {
+		sn.s.SetWorkers(s.opt.SearchWorkers)
+	}
 	if w := s.watchRoots(ix); w != nil {
 		sn.s.SetWatch(w)
 	}

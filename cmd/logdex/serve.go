@@ -142,6 +142,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		logOut = lb
 	}
 	log := newLogger(logOut, zerolog.InfoLevel)
+	cpus, liveWorkers, restoreProcs := backgroundProcs()
+	defer restoreProcs()
 
 	// The first run shows progress as `logdex index` does; later ones
 	// run in the background quietly.
@@ -155,7 +157,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
-		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, WorkerStart: lowerPriority}
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, WorkerStart: lowerPriority, Workers: liveWorkers}
 		res, err := e.updateIndexOpt(ctx, opt, progress, level)
 		if err != nil {
 			return server.ReindexResult{}, err
@@ -188,7 +190,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		MaxStreams: sf.maxStreams, MaxStreamsPerClient: sf.maxStreamsPerClient,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
-		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay,
+		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay, SearchWorkers: cpus,
 	}
 	opt.UI = web.FS()
 	if sf.maxQueued == 0 {
@@ -255,6 +257,27 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 	}
 }
+
+// backgroundProcs gives serve's background threads Ps of their own and
+// returns how many workers a live run may use. Live runs' workers and the
+// merge run on threads of raised nice value so that the kernel runs
+// searches first; but Go's scheduler knows no priority: a goroutine keeps
+// its P until it blocks or is preempted (after 10 ms), so with one P per
+// CPU those threads could hold every P while a search waited, runnable,
+// for one (the 10-30 ms search stalls under live load). With one more P
+// per background thread, searches always find a CPU's worth of Ps and the
+// kernel, which knows the priorities, decides what runs. Searches keep one
+// worker per CPU (server.Options.SearchWorkers). restore puts GOMAXPROCS
+// back (serve runs more than once in one test process).
+func backgroundProcs() (cpus, liveWorkers int, restore func()) {
+	cpus = startProcs
+	liveWorkers = cpus
+	runtime.GOMAXPROCS(cpus + liveWorkers + 1) // + the merge's thread
+	return cpus, liveWorkers, func() { runtime.GOMAXPROCS(cpus) }
+}
+
+// startProcs is GOMAXPROCS as the process started: the CPUs it may use.
+var startProcs = runtime.GOMAXPROCS(0)
 
 // lowPriority runs f on a thread of its own at nice +10, so that a
 // background merge yields the CPU to live runs and searches.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -451,4 +452,22 @@ func run3(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(args, nil, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// TestBackgroundProcs: serve adds a P per background thread (each live
+// worker and the merge), keeps searches and live runs at one worker per
+// CPU, and puts GOMAXPROCS back.
+func TestBackgroundProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	cpus, live, restore := backgroundProcs()
+	if got, want := runtime.GOMAXPROCS(0), cpus+live+1; got != want {
+		t.Errorf("GOMAXPROCS %d during serve, want %d (%d CPUs + %d live workers + the merge)", got, want, cpus, live)
+	}
+	if cpus != startProcs || live != startProcs {
+		t.Errorf("search workers %d, live workers %d; want %d each", cpus, live, startProcs)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS %d after serve, want %d", got, before)
+	}
 }
