@@ -149,6 +149,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	// run in the background quietly.
 	var first atomic.Bool
 	first.Store(true)
+	var lastRun atomic.Int64 // the last run's duration
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
 		progress := first.Swap(false) && !sf.quiet
 		level := zerolog.InfoLevel
@@ -157,8 +158,11 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
-		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, WorkerStart: lowerPriority, Workers: liveWorkers}
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, Workers: liveWorkers,
+			WorkerStart: liveWorkerStart(time.Duration(lastRun.Load()))}
+		t0 := time.Now()
 		res, err := e.updateIndexOpt(ctx, opt, progress, level)
+		lastRun.Store(int64(time.Since(t0)))
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
@@ -289,6 +293,24 @@ func lowPriority(f func()) {
 		f()
 	}()
 	<-done
+}
+
+// liveCatchUp: a live run that took this long is falling behind the
+// appends (the index lag should stay under a second).
+const liveCatchUp = 500 * time.Millisecond
+
+// liveWorkerStart is the WorkerStart of a live run that follows one of
+// duration prev: lowerPriority, unless prev fell behind. On a machine busy
+// with other work, threads at raised nice get ever less of the CPU; the
+// lag would grow, and with it the searches' cost, as they scan the bytes
+// not indexed yet (at nice 0, taking yet more from indexing): a spiral the
+// live benchmark fell into at load averages of 12 and more. Runs that
+// catch up run at normal priority (each run has threads of its own).
+func liveWorkerStart(prev time.Duration) func() {
+	if prev >= liveCatchUp {
+		return nil
+	}
+	return lowerPriority
 }
 
 // lowerPriority is the indexer's WorkerStart for live runs: their reading

@@ -471,3 +471,22 @@ func TestBackgroundProcs(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after serve, want %d", got, before)
 	}
 }
+
+// TestLiveWorkerStart: a live run after one that fell behind runs at
+// normal priority; others at lowered priority.
+func TestLiveWorkerStart(t *testing.T) {
+	for _, tc := range []struct {
+		prev    time.Duration
+		lowered bool
+	}{
+		{0, true},
+		{100 * time.Millisecond, true},
+		{liveCatchUp - 1, true},
+		{liveCatchUp, false},
+		{5 * time.Second, false},
+	} {
+		if got := liveWorkerStart(tc.prev) != nil; got != tc.lowered {
+			t.Errorf("after a run of %v: lowered priority %t, want %t", tc.prev, got, tc.lowered)
+		}
+	}
+}
