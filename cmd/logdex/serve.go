@@ -149,7 +149,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	// run in the background quietly.
 	var first atomic.Bool
 	first.Store(true)
-	var lastRun atomic.Int64 // the last run's duration
+	var lastRun atomic.Int64  // the last run's duration
+	var liveSegs atomic.Int64 // live segments after the last run
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
 		progress := first.Swap(false) && !sf.quiet
 		level := zerolog.InfoLevel
@@ -166,6 +167,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
+		liveSegs.Store(int64(res.Segments))
 		return server.ReindexResult{Changed: res.Changed, Summary: summary(res), MergeDue: res.MergeDue}, nil
 	}
 	merge := func(ctx context.Context) (server.ReindexResult, error) {
@@ -173,7 +175,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		opt.MergesWritten = mergePause(opt.Logger)
 		var res *indexer.Result
 		var err error
-		lowPriority(func() { res, err = indexer.Merge(ctx, opt) })
+		onThread(mergeNice(int(liveSegs.Load())), func() { res, err = indexer.Merge(ctx, opt) })
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
@@ -283,13 +285,28 @@ func backgroundProcs() (cpus, liveWorkers int, restore func()) {
 // startProcs is GOMAXPROCS as the process started: the CPUs it may use.
 var startProcs = runtime.GOMAXPROCS(0)
 
-// lowPriority runs f on a thread of its own at nice +10, so that a
-// background merge yields the CPU to live runs and searches.
-func lowPriority(f func()) {
+// mergeBacklog: with this many live segments, merges are falling behind
+// the live runs (a tier merges at 8).
+const mergeBacklog = 32
+
+// mergeNice is the nice value of a background merge when the index has
+// segs live segments: +10, so that a merge yields the CPU to live runs and
+// searches; but 0 once merges fall behind, as on a machine busy with
+// other work a thread at +10 gets almost no CPU, and every search plans
+// over every segment.
+func mergeNice(segs int) int {
+	if segs >= mergeBacklog {
+		return 0
+	}
+	return 10
+}
+
+// onThread runs f on a thread of its own at the given nice value.
+func onThread(nice int, f func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		niceThread(10)
+		niceThread(nice)
 		f()
 	}()
 	<-done
@@ -314,7 +331,7 @@ func liveWorkerStart(prev time.Duration) func() {
 }
 
 // lowerPriority is the indexer's WorkerStart for live runs: their reading
-// and tokenizing yields the CPU to searches, yet wins over a merge.
+// and tokenizing yields the CPU to searches, yet wins over a merge (at +10).
 func lowerPriority() { niceThread(5) }
 
 // niceThread locks the calling goroutine to its thread and sets that

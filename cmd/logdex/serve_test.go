@@ -490,3 +490,12 @@ func TestLiveWorkerStart(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeNice: merges yield (+10) until the segments pile up.
+func TestMergeNice(t *testing.T) {
+	for _, tc := range []struct{ segs, nice int }{{0, 10}, {9, 10}, {mergeBacklog - 1, 10}, {mergeBacklog, 0}, {100, 0}} {
+		if got := mergeNice(tc.segs); got != tc.nice {
+			t.Errorf("mergeNice(%d) = %d, want %d", tc.segs, got, tc.nice)
+		}
+	}
+}
