@@ -106,7 +106,9 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 	if len(sets) > 0 {
 		mergeHook("chosen")
 	}
-	buf := make([]byte, readBlock)
+	bp := getReadBuf()
+	defer putReadBuf(bp)
+	buf := *bp
 	for _, set := range sets {
 		if err := ctx.Err(); err != nil {
 			return res, err

@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"io"
+	"sync"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -19,6 +20,15 @@ const (
 	maxTermLen = 255
 	readBlock  = 4 << 20
 )
+
+// readBufs recycles the readBlock buffers: serve's live runs come several
+// a second, and a fresh 4 MiB per worker and run (and merge) made the
+// garbage collector, whose work slows the searches running beside it, run
+// more often.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBlock); return &b }}
+
+func getReadBuf() *[]byte  { return readBufs.Get().(*[]byte) }
+func putReadBuf(b *[]byte) { readBufs.Put(b) }
 
 // builder holds one segment in memory while its lines are read: the
 // offset index (in mmapstore's LineTable) and the terms of every line.

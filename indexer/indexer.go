@@ -225,7 +225,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.MergeLater {
 		u.res.MergeDue = len(u.segments) > mergeFactor
-	} else if err := u.merge(ctx, make([]byte, readBlock)); err != nil {
+	} else if err := u.mergeBuffered(ctx); err != nil {
 		u.removeNew()
 		return nil, err
 	}

@@ -72,6 +72,13 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 	return nil
 }
 
+// mergeBuffered is merge with a pooled read buffer.
+func (u *update) mergeBuffered(ctx context.Context) error {
+	bp := getReadBuf()
+	defer putReadBuf(bp)
+	return u.merge(ctx, *bp)
+}
+
 // mergeSets picks the merges due among u.segments; live maps the ids of
 // u.next.Files to their index there (a span of another file is retired).
 func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {

@@ -123,7 +123,9 @@ func (u *update) build(ctx context.Context) error {
 			if u.opt.WorkerStart != nil {
 				u.opt.WorkerStart()
 			}
-			buf := make([]byte, readBlock)
+			bp := getReadBuf()
+			defer putReadBuf(bp)
+			buf := *bp
 			for j := range jobs {
 				if ctx.Err() != nil {
 					continue

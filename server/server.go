@@ -108,6 +108,10 @@ type Options struct {
 	// NoWatch turns off the inotify watch of the log directories; every
 	// search then stats every indexed file.
 	NoWatch bool
+	// SearchWorkers is the goroutines one search uses (GOMAXPROCS when
+	// 0): serve raises GOMAXPROCS above the CPUs for its background
+	// threads, which searches should not count.
+	SearchWorkers int
 }
 
 func (o *Options) defaults() {

@@ -92,6 +92,9 @@ func (s *Server) Reload() (bool, error) {
 	}
 	sn := &snapshot{ix: ix, s: query.NewSearcher(ix, s.opt.Display), seq: s.seq.Add(1), opened: time.Now()}
 	sn.s.SetMappedReads(true) // a snapshot answers many searches: its log files' mappings pay off
+	if s.opt.SearchWorkers > 0 {
+		sn.s.SetWorkers(s.opt.SearchWorkers)
+	}
 	if w := s.watchRoots(ix); w != nil {
 		sn.s.SetWatch(w)
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/logdex/logdex/server"
 	"github.com/logdex/logdex/web"
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
 )
 
 const serveUsage = `Usage: logdex serve [flags] PATH...
@@ -142,11 +141,15 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		logOut = lb
 	}
 	log := newLogger(logOut, zerolog.InfoLevel)
+	cpus, liveWorkers, restoreProcs := backgroundProcs()
+	defer restoreProcs()
 
 	// The first run shows progress as `logdex index` does; later ones
 	// run in the background quietly.
 	var first atomic.Bool
 	first.Store(true)
+	var lastRun atomic.Int64  // the last run's duration
+	var liveSegs atomic.Int64 // live segments after the last run
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
 		progress := first.Swap(false) && !sf.quiet
 		level := zerolog.InfoLevel
@@ -155,11 +158,15 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
-		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, WorkerStart: lowerPriority}
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, Workers: liveWorkers,
+			WorkerStart: liveWorkerStart(time.Duration(lastRun.Load()))}
+		t0 := time.Now()
 		res, err := e.updateIndexOpt(ctx, opt, progress, level)
+		lastRun.Store(int64(time.Since(t0)))
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
+		liveSegs.Store(int64(res.Segments))
 		return server.ReindexResult{Changed: res.Changed, Summary: summary(res), MergeDue: res.MergeDue}, nil
 	}
 	merge := func(ctx context.Context) (server.ReindexResult, error) {
@@ -167,7 +174,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		opt.MergesWritten = mergePause(opt.Logger)
 		var res *indexer.Result
 		var err error
-		lowPriority(func() { res, err = indexer.Merge(ctx, opt) })
+		onThread(mergeNice(int(liveSegs.Load())), func() { res, err = indexer.Merge(ctx, opt) })
 		if err != nil {
 			return server.ReindexResult{}, err
 		}
@@ -188,7 +195,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		MaxSearches: sf.maxSearches, MaxQueued: sf.maxQueued, QueueWait: sf.queueWait,
 		MaxStreams: sf.maxStreams, MaxStreamsPerClient: sf.maxStreamsPerClient,
 		SearchTimeout: sf.timeout, WriteTimeout: sf.writeTimeout, CacheTTL: sf.cacheTTL, Logger: log,
-		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay,
+		NoWatch: sf.noWatch, LiveDelay: sf.liveDelay, SearchWorkers: cpus,
 	}
 	opt.UI = web.FS()
 	if sf.maxQueued == 0 {
@@ -254,30 +261,6 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 			return 2
 		}
 	}
-}
-
-// lowPriority runs f on a thread of its own at nice +10, so that a
-// background merge yields the CPU to live runs and searches.
-func lowPriority(f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		niceThread(10)
-		f()
-	}()
-	<-done
-}
-
-// lowerPriority is the indexer's WorkerStart for live runs: their reading
-// and tokenizing yields the CPU to searches, yet wins over a merge.
-func lowerPriority() { niceThread(5) }
-
-// niceThread locks the calling goroutine to its thread and sets that
-// thread's nice value. The lock is never released, so the thread exits
-// with the goroutine (raising the nice value back needs privileges).
-func niceThread(nice int) {
-	runtime.LockOSThread()
-	unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), nice)
 }
 
 // physicalMemory is MemTotal from /proc/meminfo (0 if unknown).
