@@ -3,6 +3,7 @@ package mmapstore
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -142,29 +143,54 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 	return errs
 }
 
-// recordsByID returns a lookup of m's file records by id: a table indexed
-// by id when ids are dense (they are handed out in sequence), which over
-// 100,000 files is much cheaper than a map; a map otherwise.
+// recordsByID returns a lookup of m's file records by id.
 func recordsByID(m *Manifest) func(id uint64) *FileRecord {
+	ids := NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
+	return func(id uint64) *FileRecord {
+		if i, ok := ids.Find(id); ok {
+			return &m.Files[i]
+		}
+		return nil
+	}
+}
+
+// IDIndex finds the position of an id among n: a table indexed by id when
+// the ids are dense (file ids are handed out in sequence), which over
+// 100,000 files is much cheaper to build and to ask than a map; a map
+// otherwise. The last of equal ids wins.
+type IDIndex struct {
+	dense  []int32 // position+1 by id; 0: none
+	sparse map[uint64]int
+}
+
+// NewIDIndex indexes the n ids id(0), ..., id(n-1).
+func NewIDIndex(n int, id func(i int) uint64) IDIndex {
 	var maxID uint64
-	for i := range m.Files {
-		maxID = max(maxID, m.Files[i].ID)
+	for i := range n {
+		maxID = max(maxID, id(i))
 	}
-	if maxID <= 4*uint64(len(m.Files))+1024 {
-		table := make([]*FileRecord, maxID+1)
-		for i := range m.Files {
-			table[m.Files[i].ID] = &m.Files[i]
+	if n < math.MaxInt32 && maxID <= 4*uint64(n)+1024 {
+		dense := make([]int32, maxID+1)
+		for i := range n {
+			dense[id(i)] = int32(i + 1)
 		}
-		return func(id uint64) *FileRecord {
-			if id < uint64(len(table)) {
-				return table[id]
-			}
-			return nil
-		}
+		return IDIndex{dense: dense}
 	}
-	recs := make(map[uint64]*FileRecord, len(m.Files))
-	for i := range m.Files {
-		recs[m.Files[i].ID] = &m.Files[i]
+	sparse := make(map[uint64]int, n)
+	for i := range n {
+		sparse[id(i)] = i
 	}
-	return func(id uint64) *FileRecord { return recs[id] }
+	return IDIndex{sparse: sparse}
+}
+
+// Find returns the position of id; ok false when it is not among them.
+func (x IDIndex) Find(id uint64) (int, bool) {
+	if x.sparse != nil {
+		i, ok := x.sparse[id]
+		return i, ok
+	}
+	if id < uint64(len(x.dense)) && x.dense[id] > 0 {
+		return int(x.dense[id]) - 1, true
+	}
+	return 0, false
 }

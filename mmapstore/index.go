@@ -27,7 +27,7 @@ type Index struct {
 	damaged      []error
 	damagedFiles map[uint64]bool
 
-	files map[uint64]int    // file id -> index into Manifest.Files
+	files IDIndex           // file id -> index into Manifest.Files
 	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
 
 	mu      sync.Mutex
@@ -73,11 +73,9 @@ func open(dir string, prev *Index) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{dir: dir, manifest: m, files: make(map[uint64]int, len(m.Files)), damagedFiles: map[uint64]bool{}}
+	ix := &Index{dir: dir, manifest: m, damagedFiles: map[uint64]bool{}}
+	ix.files = NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
 	ix.drained = sync.NewCond(&ix.mu)
-	for i, f := range m.Files {
-		ix.files[f.ID] = i
-	}
 	opened := make([]*Segment, len(m.Segments))
 	for i, ref := range m.Segments {
 		var s *Segment
@@ -132,7 +130,7 @@ func open(dir string, prev *Index) (*Index, error) {
 func (ix *Index) liveLines(s *Segment) *roaring.Bitmap {
 	var live *roaring.Bitmap
 	for i, sp := range s.Spans() {
-		if _, ok := ix.files[s.Files()[sp.File].ID]; ok {
+		if _, ok := ix.files.Find(s.Files()[sp.File].ID); ok {
 			if live != nil {
 				live.AddRange(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines))
 			}
@@ -154,7 +152,7 @@ func (ix *Index) LiveLines(i int) *roaring.Bitmap { return ix.live[i] }
 
 // File returns the manifest record of a file id.
 func (ix *Index) File(id uint64) (FileRecord, bool) {
-	i, ok := ix.files[id]
+	i, ok := ix.files.Find(id)
 	if !ok {
 		return FileRecord{}, false
 	}
@@ -189,6 +187,11 @@ func (ix *Index) Roots() []Root { return slices.Clone(ix.manifest.Roots) }
 
 // Files lists the records of the indexed files (a copy).
 func (ix *Index) Files() []FileRecord { return slices.Clone(ix.manifest.Files) }
+
+// FileRecords is Files without the copy, for readers of every record (a
+// search over 100,000 files): the records are shared and must not be
+// modified.
+func (ix *Index) FileRecords() []FileRecord { return ix.manifest.Files }
 
 // Skipped lists the files the indexer saw and left out (a copy).
 func (ix *Index) Skipped() []Skipped { return slices.Clone(ix.manifest.Skipped) }
@@ -307,20 +310,32 @@ func (ix *Index) Stats() Stats {
 // DisplayPath renders a file path the way grep -r prints it for the root as
 // given on the command line.
 func DisplayPath(root Root, rel string) string {
-	if root.IsFile || rel == "" {
+	switch {
+	case root.IsFile || rel == "":
 		return root.Given
-	}
-	if root.Given == "" { // no PATH operand: grep -r prints paths relative to "."
+	case root.Given == "": // no PATH operand: grep -r prints paths relative to "."
 		return rel
+	}
+	return string(AppendDisplayPath(nil, root, rel))
+}
+
+// AppendDisplayPath appends DisplayPath(root, rel) to b.
+func AppendDisplayPath(b []byte, root Root, rel string) []byte {
+	if root.IsFile || rel == "" {
+		return append(b, root.Given...)
+	}
+	if root.Given == "" {
+		return append(b, rel...)
 	}
 	g := root.Given
 	for len(g) > 1 && g[len(g)-1] == '/' {
 		g = g[:len(g)-1]
 	}
-	if g == "/" {
-		return "/" + rel
+	if g != "/" {
+		b = append(b, g...)
 	}
-	return g + "/" + rel
+	b = append(b, '/')
+	return append(b, rel...)
 }
 
 // Path is a file's display path.

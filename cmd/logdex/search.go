@@ -219,13 +219,17 @@ func (e *env) search(args []string) int {
 	}
 	var fn func(*query.Hit) error
 	if sf.count {
+		// grep -rc prints a line for every file: no fmt, no allocation.
+		var num []byte
 		opt.PerFile = func(f *query.File, n int64) error {
 			if withPath {
-				fmt.Fprintf(out, "%s:%d\n", f.Path, n)
-			} else {
-				fmt.Fprintf(out, "%d\n", n)
+				out.WriteString(f.Path)
+				out.WriteByte(':')
 			}
-			return nil
+			num = strconv.AppendInt(num[:0], n, 10)
+			num = append(num, '\n')
+			_, err := out.Write(num)
+			return err
 		}
 	} else if withContext {
 		opt.Text = false

@@ -61,7 +61,7 @@ type rootDir struct {
 
 // File is one indexed log file tracked by a Set.
 type File struct {
-	rec   mmapstore.FileRecord
+	rec   *mmapstore.FileRecord // never modified
 	state atomic.Pointer[fileState] // with a Watch: the last look at it
 }
 
@@ -71,10 +71,21 @@ func NewSet(roots []mmapstore.Root) *Set {
 }
 
 // Track returns the live view of the file rec describes.
-func (s *Set) Track(rec mmapstore.FileRecord) *File { return &File{rec: rec} }
+func (s *Set) Track(rec mmapstore.FileRecord) *File { return &File{rec: &rec} }
+
+// TrackAll returns the live views of recs, which must not change while
+// they are used (an open index's records): one allocation for all, where
+// an index may list 100,000 files.
+func (s *Set) TrackAll(recs []mmapstore.FileRecord) []File {
+	fs := make([]File, len(recs))
+	for i := range recs {
+		fs[i].rec = &recs[i]
+	}
+	return fs
+}
 
 // Record is the file's index record.
-func (f *File) Record() mmapstore.FileRecord { return f.rec }
+func (f *File) Record() mmapstore.FileRecord { return *f.rec }
 
 // SetWatch makes the set trust earlier looks at files that w reports
 // unchanged. Call before use.
@@ -206,7 +217,7 @@ func (s *Set) Holds(f *File) bool {
 		return false
 	}
 	defer fh.Close()
-	if fi.Size() < indexedSize(&f.rec) {
+	if fi.Size() < indexedSize(f.rec) {
 		return false
 	}
 	same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP)
@@ -251,7 +262,7 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	}
 	h := &Handle{f: fh, size: st.Size()}
 	h.dev, h.ino = logfile.StatIDs(st)
-	rec := &f.rec
+	rec := f.rec
 	if dev, ino := h.dev, h.ino; dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
 		h.stale = ErrReplaced
 		return h, nil
@@ -335,7 +346,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) { return s.StatIn(ni
 // path order).
 func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 	st := s.lookup(c, f)
-	rec := &f.rec
+	rec := f.rec
 	if errors.Is(st.err, os.ErrNotExist) {
 		s.forget(rec.ID)
 		if h := s.moved(f); h != nil {
@@ -382,7 +393,7 @@ var unchangedHandle = &Handle{}
 // shared returns the open file for f (the indexed inode), opening it when
 // needed, with a reference for the caller.
 func (s *Set) shared(c *Dirs, f *File) (*sharedFile, error) {
-	rec := &f.rec
+	rec := f.rec
 	s.mu.Lock()
 	if sf, ok := s.open[rec.ID]; ok && sf.dev == rec.Dev && sf.ino == rec.Ino {
 		sf.refs++
