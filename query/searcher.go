@@ -64,7 +64,7 @@ type spanRef struct {
 type Searcher struct {
 	ix       *mmapstore.Index
 	segs     []*mmapstore.Segment
-	files    []*File // sorted by Path
+	files    []*File           // sorted by Path
 	byID     mmapstore.IDIndex // file id -> index into files
 	logs     *live.Set
 	workers  int

@@ -61,7 +61,7 @@ type rootDir struct {
 
 // File is one indexed log file tracked by a Set.
 type File struct {
-	rec   *mmapstore.FileRecord // never modified
+	rec   *mmapstore.FileRecord     // never modified
 	state atomic.Pointer[fileState] // with a Watch: the last look at it
 }
 
