@@ -20,18 +20,25 @@ const (
 	taskFile taskKind = iota // start of a file (counts, close of the previous)
 	taskIDs
 	taskScan
-	// taskQuiet: files (task.quiet) with nothing to read or report, each
-	// counted 0 for Options.PerFile. One task for a run of them: over
-	// 100,000 small files, most would otherwise be one hand-over each.
-	taskQuiet
+	// taskCounted: files (task.counted) with nothing to read or report,
+	// counted from the index alone (0 for most), for Options.PerFile and
+	// the total. One task for a run of them: over 100,000 small files,
+	// most would otherwise be two or three goroutine hand-overs each.
+	taskCounted
 )
 
 // runs tells whether a task of the kind is run (the others only mark
 // where files begin).
 func (k taskKind) runs() bool { return k == taskIDs || k == taskScan }
 
-// quietBatch is the most files one taskQuiet holds.
-const quietBatch = 512
+// countedBatch is the most files one taskCounted holds.
+const countedBatch = 512
+
+// fileCount is a file with its number of hits.
+type fileCount struct {
+	f *File
+	n int64
+}
 
 type hitRec struct {
 	line, off, n int64
@@ -84,7 +91,7 @@ func (t *task) release() {
 type task struct {
 	kind  taskKind
 	file  *File
-	quiet []*File // taskQuiet
+	counted []fileCount // taskCounted
 	h     *live.Handle
 	seg   *mmapstore.Segment
 	span  int
@@ -137,21 +144,27 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	once := inodeOnce{s: s}
 	dirs := s.logs.Dirs() // files come in path order: one open directory at a time
 	defer dirs.Close()
+	if opt.After == nil && opt.Log == "" && opt.Only == nil { // (else most files are passed over)
+		dirs.LookAhead(len(s.files), func(i int) *live.File { return s.files[i].lf })
+	}
 	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
-	var quiet []*File // files counted 0, not emitted yet
-	flushQuiet := func() bool {
-		if len(quiet) == 0 {
+	var counted []fileCount // files counted, not emitted yet
+	flushCounted := func() bool {
+		if len(counted) == 0 {
 			return true
 		}
-		t := &task{kind: taskQuiet, quiet: quiet}
-		quiet = nil
+		t := &task{kind: taskCounted, counted: counted}
+		counted = nil
 		return emit(t)
 	}
+	// Counting hits the index finds without reading (a word's, when only
+	// counts are asked for) needs no worker: such files are counted here.
+	countFromIndex := countOnly && !timing && opt.After == nil && opt.Only == nil
 	// send emits a file's tasks (false: the search was cancelled).
 	send := func(f *File, h *live.Handle, ts []*task) bool {
-		if !flushQuiet() {
+		if !flushCounted() {
 			h.Close()
 			return false
 		}
@@ -176,7 +189,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
 			}
-			if t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
+			if opt.Limit > 0 && t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
 				sure += t.sureHits()
 			}
 			if !emit(t) {
@@ -189,6 +202,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		dirs.At(fi)
 		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
@@ -313,21 +327,43 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			continue // nothing to read, report or count
 		}
-		if len(ts) == 0 && h.Stale() == nil {
-			h.Close()
-			if quiet = append(quiet, f); len(quiet) == quietBatch && !flushQuiet() {
-				return ctx.Err()
+		if h.Stale() == nil && (len(ts) == 0 || countFromIndex) {
+			if n, ok := countedByIndex(ts); ok {
+				h.Close()
+				if counted = append(counted, fileCount{f, n}); len(counted) == countedBatch && !flushCounted() {
+					return ctx.Err()
+				}
+				continue
 			}
-			continue // counted 0
 		}
 		if !send(f, h, ts) {
 			return ctx.Err()
 		}
 	}
-	if !flushQuiet() {
+	if !flushCounted() {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// countedByIndex returns the number of hits of a file's tasks when the
+// index alone counts them: none, or only IDs tasks whose candidates need
+// no verification (the caller knows that no filter applies to lines or
+// times, and that hits are only counted).
+func countedByIndex(ts []*task) (int64, bool) {
+	var n int64
+	for _, t := range ts {
+		if t.kind != taskIDs || t.times != nil {
+			return 0, false
+		}
+		sp := t.seg.Spans()[t.span]
+		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
+		if t.plan.verify == nil || t.plan.verify.IntersectsWithInterval(uint64(lo), uint64(hi)) { // (nil: every candidate is verified)
+			return 0, false
+		}
+		n += int64(rangeCard(t.plan.cands, lo, hi))
+	}
+	return n, true
 }
 
 // rawTask reads span sp as a byte range of f's file, without the offset

@@ -11,12 +11,13 @@ import (
 )
 
 // TestManySmallFilesCounts: counting over more files than one batch of
-// quiet files holds gives every file its count, in path order, whether it
-// has hits that need no reading (a word), hits to verify (a literal), or
-// none; a file appended to after indexing is counted as it is now.
+// counted files holds (and than a pass looks ahead at) gives every file
+// its count, in path order, and the right total, whether it has hits that
+// need no reading (a word), hits to verify (a literal), or none; a file
+// appended to after indexing is counted as it is now.
 func TestManySmallFilesCounts(t *testing.T) {
 	root := t.TempDir()
-	const n = 3*quietBatch + 7
+	const n = 3*countedBatch + 7
 	for i := range n {
 		dir := filepath.Join(root, fmt.Sprintf("d%d", i/300))
 		must(t, os.MkdirAll(dir, 0o755))
@@ -59,7 +60,7 @@ func TestManySmallFilesCounts(t *testing.T) {
 			must(t, err)
 			var got []string
 			counts := map[string]int64{}
-			_, err = s.Search(context.Background(), q, Options{PerFile: func(f *File, c int64) error {
+			st, err := s.Search(context.Background(), q, Options{PerFile: func(f *File, c int64) error {
 				got = append(got, f.Path)
 				counts[f.Path] = c
 				return nil
@@ -73,6 +74,7 @@ func TestManySmallFilesCounts(t *testing.T) {
 					t.Fatalf("out of order: %q before %q", got[i-1], got[i])
 				}
 			}
+			var total int64
 			for i := range n {
 				p := filepath.Join(root, fmt.Sprintf("d%d", i/300), fmt.Sprintf("f%04d.log", i))
 				w := tc.per(i)
@@ -82,6 +84,10 @@ func TestManySmallFilesCounts(t *testing.T) {
 				if counts[p] != w {
 					t.Fatalf("%s: %d, want %d", p, counts[p], w)
 				}
+				total += w
+			}
+			if st.Total != total {
+				t.Fatalf("total %d, want %d", st.Total, total)
 			}
 		})
 	}

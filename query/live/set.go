@@ -319,21 +319,35 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
 		return st
 	}
-	s.lstats.Add(1)
-	if d, base := c.of(f); d != nil {
-		ls, err := d.Lstat(base)
-		st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
-	} else if fi, err := dir.Lstat(name); err != nil {
-		st.err = err
-	} else {
-		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
-		st.dev, st.ino = logfile.StatIDs(fi)
+	if c != nil {
+		if la, ok := c.ahead.take(c, f); ok {
+			ls := la.st
+			st.err, st.regular, st.size, st.mtime, st.dev, st.ino = la.err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+			return st
+		}
 	}
+	ls, err := s.lstatIn(c, f, dir, name)
+	st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
 	if w != nil {
 		st.path = filepath.Join(s.rootDir(f.rec.Root).real, name)
 		f.state.Store(&st)
 	}
 	return st
+}
+
+// lstatIn lstats f (at name beneath dir) in c's open directory, or by its
+// path when c has none for it.
+func (s *Set) lstatIn(c *Dirs, f *File, dir *os.Root, name string) (logfile.Stat, error) {
+	s.lstats.Add(1)
+	if d, base := c.of(f); d != nil {
+		return d.Lstat(base)
+	}
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		return logfile.Stat{}, err
+	}
+	dev, ino := logfile.StatIDs(fi)
+	return logfile.Stat{Regular: fi.Mode().IsRegular(), IsDir: fi.IsDir(), Dev: dev, Ino: ino, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}, nil
 }
 
 // Stat checks f against its index record, from lookup when the path holds
