@@ -89,19 +89,19 @@ func (t *task) release() {
 }
 
 type task struct {
-	kind  taskKind
-	file  *File
+	kind    taskKind
+	file    *File
 	counted []fileCount // taskCounted
-	h     *live.Handle
-	seg   *mmapstore.Segment
-	span  int
-	plan  *segPlan
-	start int64 // taskScan: byte range and line number of start
-	end   int64
-	line0 int64
-	final bool  // taskScan: an unterminated last line counts (file end)
-	after int64 // hits at or before this line are not wanted (paging cursor)
-	until int64 // when > 0, hits after this line are not wanted (Options.Only)
+	h       *live.Handle
+	seg     *mmapstore.Segment
+	span    int
+	plan    *segPlan
+	start   int64 // taskScan: byte range and line number of start
+	end     int64
+	line0   int64
+	final   bool  // taskScan: an unterminated last line counts (file end)
+	after   int64 // hits at or before this line are not wanted (paging cursor)
+	until   int64 // when > 0, hits after this line are not wanted (Options.Only)
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
