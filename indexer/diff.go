@@ -1,11 +1,14 @@
 package indexer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/compressed"
@@ -87,21 +90,25 @@ func (u *update) diff() error {
 		u.changed = true
 	}
 	type key = skipKey
-	type ikey struct {
-		root     int
-		dev, ino uint64
-	}
-	byPath := make(map[key]int, len(old.Files))
-	byIno := make(map[ikey]int, len(old.Files))
-	used := make([]bool, len(old.Files))
-	for i, f := range old.Files {
+	// Old records that can match a file found (its root still indexed,
+	// not reset), by (new root, path) and, built on first need, by inode.
+	matchable := func(f *mmapstore.FileRecord) (int, bool) {
 		nr, ok := rootOf[f.Root]
-		if !ok || u.reset[f.ID] {
-			continue
-		}
-		byPath[key{nr, f.Path}] = i
-		byIno[ikey{nr, f.Dev, f.Ino}] = i
+		return nr, ok && !u.reset[f.ID]
 	}
+	var byIno map[inodeKey]int
+	byInode := func() map[inodeKey]int {
+		if byIno == nil {
+			byIno = make(map[inodeKey]int, len(old.Files))
+			for i := range old.Files {
+				if nr, ok := matchable(&old.Files[i]); ok {
+					byIno[inodeKey{nr, old.Files[i].Dev, old.Files[i].Ino}] = i
+				}
+			}
+		}
+		return byIno
+	}
+	used := make([]bool, len(old.Files))
 	skippedBefore := map[key]mmapstore.Skipped{}
 	for _, s := range old.Skipped {
 		if nr, ok := rootOf[s.Root]; ok {
@@ -133,6 +140,8 @@ func (u *update) diff() error {
 
 	files = u.dropRenamedDuringWalk(files)
 	files = u.findMissedDuringWalk(files, old, rootOf)
+	// atPath[i]: the old record at files[i]'s path, -1 when none.
+	atPath := joinByPath(files, old, matchable)
 
 	// same reports whether f is the file rec describes, possibly grown.
 	same := func(f found, rec *mmapstore.FileRecord) bool {
@@ -161,20 +170,22 @@ func (u *update) diff() error {
 	if u.opt.ReportSeen {
 		u.res.Seen = make([]logfile.Seen, 0, len(files))
 	}
+	unmatched := false
 	for i, f := range files {
 		matched[i] = -1
-		if oi, ok := byPath[key{f.root, f.rel}]; ok && same(f, &old.Files[oi]) {
+		if oi := atPath[i]; oi >= 0 && same(f, &old.Files[oi]) {
 			matched[i] = oi
 			used[oi] = true
 		}
+		unmatched = unmatched || matched[i] < 0
 	}
 	// Second pass: a file found under a new name with a known inode and
 	// fingerprint was renamed (logrotate's app.log -> app.log.1).
 	for i, f := range files {
-		if matched[i] >= 0 {
+		if !unmatched || matched[i] >= 0 {
 			continue
 		}
-		if oi, ok := byIno[ikey{f.root, f.dev, f.ino}]; ok && !used[oi] && same(f, &old.Files[oi]) {
+		if oi, ok := byInode()[inodeKey{f.root, f.dev, f.ino}]; ok && !used[oi] && same(f, &old.Files[oi]) {
 			matched[i] = oi
 			used[oi] = true
 			u.res.Renamed++
@@ -185,7 +196,6 @@ func (u *update) diff() error {
 
 	for i, f := range files {
 		r := u.roots[f.root]
-		display := mmapstore.DisplayPath(r.Root, f.rel)
 		var rec mmapstore.FileRecord
 		if oi := matched[i]; oi >= 0 {
 			rec = old.Files[oi]
@@ -217,7 +227,7 @@ func (u *update) diff() error {
 			bin, err := logfile.IsBinary(fh)
 			if err == nil && bin && kind == compressed.None {
 				fh.Close()
-				u.skip(f, display, "binary file (NUL byte in the first 8 KiB)")
+				u.skip(f, mmapstore.DisplayPath(r.Root, f.rel), "binary file (NUL byte in the first 8 KiB)")
 				continue
 			}
 			fpLen := min(f.size, logfile.FingerprintLen)
@@ -227,9 +237,9 @@ func (u *update) diff() error {
 				u.unreadable(f, errors.Join(err, ferr))
 				continue
 			}
-			if oi, ok := byPath[key{f.root, f.rel}]; ok && !used[oi] {
+			if oi := atPath[i]; oi >= 0 && !used[oi] {
 				u.res.Reindexed++
-				u.log.Info().Str("path", display).Msg("file truncated or replaced; indexing it again")
+				u.log.Info().Str("path", mmapstore.DisplayPath(r.Root, f.rel)).Msg("file truncated or replaced; indexing it again")
 			} else {
 				u.res.New++
 			}
@@ -304,23 +314,13 @@ func (u *update) unreadable(f found, err error) {
 // would be indexed twice. Names that still hold the file are all kept (hard
 // links: grep -r reads each).
 func (u *update) dropRenamedDuringWalk(files []found) []found {
-	type ikey struct {
-		root     int
-		dev, ino uint64
-	}
-	seen := make(map[ikey]int, len(files))
-	dup := false
-	for _, f := range files {
-		k := ikey{f.root, f.dev, f.ino}
-		seen[k]++
-		dup = dup || seen[k] > 1
-	}
-	if !dup {
+	met := newInodeSet(files)
+	if !met.hasDup() {
 		return files
 	}
 	kept := files[:0]
 	for _, f := range files {
-		if seen[ikey{f.root, f.dev, f.ino}] > 1 && f.rel != "" {
+		if met.count(inodeKey{f.root, f.dev, f.ino}) > 1 && f.rel != "" {
 			fi, err := u.roots[f.root].dir.Lstat(filepath.FromSlash(f.rel))
 			if err != nil {
 				continue // gone since: renamed away
@@ -339,18 +339,13 @@ func (u *update) dropRenamedDuringWalk(files []found) []found {
 // its directory can be missed under both names, and would be taken for
 // deleted (its lines dropped, then indexed again as a new file).
 func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int) []found {
-	type ikey struct {
-		root     int
-		dev, ino uint64
-	}
-	met := make(map[ikey]bool, len(files))
-	for _, f := range files {
-		met[ikey{f.root, f.dev, f.ino}] = true
-	}
+	met := newInodeSet(files)
+	var metSince map[inodeKey]bool // added below
 	added := false
 	for _, rec := range old.Files {
 		nr, ok := rootOf[rec.Root]
-		if !ok || met[ikey{nr, rec.Dev, rec.Ino}] || u.roots[nr].IsFile || rec.Compression != "" {
+		k := inodeKey{nr, rec.Dev, rec.Ino}
+		if !ok || met.count(k) > 0 || metSince[k] || u.roots[nr].IsFile || rec.Compression != "" {
 			continue
 		}
 		fh, fi, name, err := logfile.OpenIdentity(u.roots[nr].dir, filepath.FromSlash(rec.Path), rec.Dev, rec.Ino)
@@ -359,7 +354,10 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 		}
 		fh.Close()
 		files = append(files, found{root: nr, rel: name, dev: rec.Dev, ino: rec.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
-		met[ikey{nr, rec.Dev, rec.Ino}] = true
+		if metSince == nil {
+			metSince = map[inodeKey]bool{}
+		}
+		metSince[k] = true
 		added = true
 	}
 	if added {
@@ -398,4 +396,87 @@ func (u *update) skip(f found, display, why string) {
 	u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: f.root, Path: f.rel, Reason: why, Dev: f.dev, Ino: f.ino, Size: f.size, MTime: f.mtime})
 	u.res.Skipped++
 	u.changed = true
+}
+
+// inodeKey names a file by root, device and inode.
+type inodeKey struct {
+	root     int
+	dev, ino uint64
+}
+
+func compareInodes(a, b inodeKey) int {
+	return cmp.Or(cmp.Compare(a.root, b.root), cmp.Compare(a.dev, b.dev), cmp.Compare(a.ino, b.ino))
+}
+
+// inodeSet is the inodes of the files a walk found, sorted: over 100,000
+// files cheaper to build and to ask than a map.
+type inodeSet []inodeKey
+
+func newInodeSet(files []found) inodeSet {
+	s := make(inodeSet, len(files))
+	for i, f := range files {
+		s[i] = inodeKey{f.root, f.dev, f.ino}
+	}
+	slices.SortFunc(s, compareInodes)
+	return s
+}
+
+// hasDup reports whether an inode was found under more than one name.
+func (s inodeSet) hasDup() bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// count is how many of the files are k.
+func (s inodeSet) count(k inodeKey) int {
+	i, found := slices.BinarySearchFunc(s, k, compareInodes)
+	if !found {
+		return 0
+	}
+	n := 0
+	for ; i < len(s) && s[i] == k; i++ {
+		n++
+	}
+	return n
+}
+
+// joinByPath returns, for each file found (sorted by root and path), the
+// index of the old record at the same root and path (-1 when none):
+// a merge of two sorted lists, where a map keyed by path would hash
+// 100,000 paths twice. Only records matchable returns true for take part,
+// under the root number it returns; of equal paths, the last record wins.
+func joinByPath(files []found, old *mmapstore.Manifest, matchable func(*mmapstore.FileRecord) (int, bool)) []int {
+	type oldKey struct {
+		root int
+		path string
+		i    int
+	}
+	olds := make([]oldKey, 0, len(old.Files))
+	for i := range old.Files {
+		if nr, ok := matchable(&old.Files[i]); ok {
+			olds = append(olds, oldKey{nr, old.Files[i].Path, i})
+		}
+	}
+	byKey := func(a, b oldKey) int {
+		return cmp.Or(cmp.Compare(a.root, b.root), strings.Compare(a.path, b.path), cmp.Compare(a.i, b.i))
+	}
+	if !slices.IsSortedFunc(olds, byKey) { // (a manifest's records are, unless roots were renumbered)
+		slices.SortFunc(olds, byKey)
+	}
+	out := make([]int, len(files))
+	j := 0
+	for i, f := range files {
+		out[i] = -1
+		for j < len(olds) && cmp.Or(cmp.Compare(olds[j].root, f.root), strings.Compare(olds[j].path, f.rel)) < 0 {
+			j++
+		}
+		for k := j; k < len(olds) && olds[k].root == f.root && olds[k].path == f.rel; k++ {
+			out[i] = olds[k].i // the last of equal paths, as a map would keep
+		}
+	}
+	return out
 }
