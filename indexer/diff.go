@@ -47,11 +47,18 @@ func (u *update) dropDamagedSegments() {
 		errs[i] = err
 	}
 	for i, err := range mmapstore.CheckSegments(u.old, segs) {
-		if segs[i] != nil {
-			segs[i].Close()
-		}
 		if errs[i] == nil {
 			errs[i] = err
+		}
+	}
+	u.closeOldSegments()
+	if u.opt.OpenIndex {
+		u.oldSegs = segs // for Result.Index, if the run changes nothing
+	} else {
+		for _, s := range segs {
+			if s != nil {
+				s.Close()
+			}
 		}
 	}
 	for i, ref := range u.old.Segments {
@@ -65,6 +72,19 @@ func (u *update) dropDamagedSegments() {
 		}
 		u.changed = true
 	}
+}
+
+// closeOldSegments closes the segments dropDamagedSegments kept open.
+func (u *update) closeOldSegments() {
+	if u == nil {
+		return
+	}
+	for _, s := range u.oldSegs {
+		if s != nil {
+			s.Close()
+		}
+	}
+	u.oldSegs = nil
 }
 
 // diff compares the walk with the old manifest and plans work items.

@@ -73,56 +73,64 @@ func open(dir string, prev *Index) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	opened := make([]*Segment, len(m.Segments))
+	errs := make([]error, len(m.Segments))
+	for i, ref := range m.Segments {
+		if r := reuse[ref.Name]; r != nil && r.retain() {
+			opened[i] = r // its quarantine hook is the earlier index's: the same directory
+			continue
+		}
+		opened[i], errs[i] = OpenSegment(filepath.Join(dir, ref.Name))
+		if errors.Is(errs[i], os.ErrNotExist) {
+			for _, s := range opened {
+				if s != nil {
+					s.Close()
+				}
+			}
+			return nil, errs[i]
+		}
+	}
+	// A segment that does not match the manifest is damaged, never used.
+	for i, err := range CheckSegments(m, opened) {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	return NewIndex(dir, m, opened, errs), nil
+}
+
+// NewIndex is the index of dir's manifest m, read and checked by the
+// caller: segs[i] is m.Segments[i] opened, errs[i] why it could not be
+// opened or does not match the manifest (CheckSegments), and then segs[i]
+// is closed here and its files' lines are read from the logs. It lets an
+// indexing run that changed nothing hand the manifest it read and the
+// segments it checked to the search that follows (the CLI's default),
+// which then reads and checks none of them again.
+func NewIndex(dir string, m *Manifest, segs []*Segment, errs []error) *Index {
 	ix := &Index{dir: dir, manifest: m, damagedFiles: map[uint64]bool{}}
 	ix.files = NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
 	ix.drained = sync.NewCond(&ix.mu)
-	opened := make([]*Segment, len(m.Segments))
-	for i, ref := range m.Segments {
-		var s *Segment
-		var err error
-		if r := reuse[ref.Name]; r != nil && r.retain() {
-			s = r // its quarantine hook is the earlier index's: the same directory
-		} else if s, err = OpenSegment(filepath.Join(dir, ref.Name)); err == nil {
-			s.onDamage = ix.quarantine
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			ix.closeSegments()
-			return nil, err
-		}
-		if err != nil {
-			ix.damaged = append(ix.damaged, err)
-			for _, id := range ref.FileIDs {
+	for i, s := range segs {
+		if errs[i] != nil {
+			if s != nil {
+				s.Close()
+			}
+			ix.damaged = append(ix.damaged, errs[i])
+			for _, id := range m.Segments[i].FileIDs {
 				ix.damagedFiles[id] = true
 			}
 			continue
 		}
-		opened[i] = s
-		ix.segments = append(ix.segments, s)
-	}
-	// A segment that does not match the manifest is damaged, never used.
-	if errs := CheckSegments(m, opened); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
-		ix.segments = ix.segments[:0]
-		for i, s := range opened {
-			switch {
-			case s == nil:
-			case errs[i] != nil:
-				s.Close()
-				ix.damaged = append(ix.damaged, errs[i])
-				// Its files' lines are read from the logs, as for a
-				// segment that did not open.
-				for _, id := range m.Segments[i].FileIDs {
-					ix.damagedFiles[id] = true
-				}
-			default:
-				ix.segments = append(ix.segments, s)
-			}
+		if s.onDamage == nil {
+			s.onDamage = ix.quarantine
 		}
+		ix.segments = append(ix.segments, s)
 	}
 	ix.live = make([]*roaring.Bitmap, len(ix.segments))
 	for i, s := range ix.segments {
 		ix.live[i] = ix.liveLines(s)
 	}
-	return ix, nil
+	return ix
 }
 
 // liveLines returns the lines of s that belong to files still in the

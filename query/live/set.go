@@ -48,8 +48,9 @@ type Set struct {
 	// indexing (under mu).
 	listings map[dirKey]dirListing
 	// seen: what an indexing run that just ended found at files' paths
-	// (AssumeSeen), by file id; read-only once set.
-	seen map[uint64]*logfile.Seen
+	// (AssumeSeen), found by file id through seenIDs; read-only once set.
+	seen    []logfile.Seen
+	seenIDs mmapstore.IDIndex
 }
 
 type rootDir struct {
@@ -115,10 +116,8 @@ func (s *Set) ChangeSeq() (seq uint64, ok bool) {
 // in the same command. A file whose record names another path (a run since
 // moved it) is looked at. Call before use; not for long-lived sets.
 func (s *Set) AssumeSeen(seen []logfile.Seen) {
-	s.seen = make(map[uint64]*logfile.Seen, len(seen))
-	for i := range seen {
-		s.seen[seen[i].ID] = &seen[i]
-	}
+	s.seen = seen
+	s.seenIDs = mmapstore.NewIDIndex(len(seen), func(i int) uint64 { return seen[i].ID })
 }
 
 // Lookups counts the files looked at with lstat (for tests).
@@ -315,7 +314,8 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 	if w != nil {
 		st.seq = w.now()
 	}
-	if sn := s.seen[f.rec.ID]; sn != nil && sn.Root == f.rec.Root && sn.Path == f.rec.Path {
+	if i, ok := s.seenIDs.Find(f.rec.ID); ok && s.seen[i].Root == f.rec.Root && s.seen[i].Path == f.rec.Path {
+		sn := &s.seen[i]
 		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
 		return st
 	}
