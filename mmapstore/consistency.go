@@ -71,14 +71,13 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			bad("%d lines, %d raw bytes, %d bytes; the manifest says %d, %d, %d",
 				s.NumLines(), s.RawBytes(), s.Size(), ref.Lines, ref.RawBytes, ref.Size)
 		}
-		var ids []uint64
+		ids := make([]uint64, 0, len(s.Files()))
 		for _, f := range s.Files() {
 			ids = append(ids, f.ID)
 		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		want := slices.Sorted(slices.Values(ref.FileIDs))
-		if !slices.Equal(ids, slices.Compact(want)) {
+		ids = sortedSet(ids)
+		want := sortedSet(slices.Clone(ref.FileIDs))
+		if !slices.Equal(ids, want) {
 			bad("files %v; the manifest says %v", ids, want)
 		}
 		inSpans := make([]int64, len(s.Files()))
@@ -107,7 +106,10 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			}
 		}
 	}
-	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) })
+	byFileLine := func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) }
+	if !slices.IsSortedFunc(pieces, byFileLine) { // (one segment's files usually are)
+		slices.SortFunc(pieces, byFileLine)
+	}
 	for len(pieces) > 0 {
 		id, n := pieces[0].id, 1
 		for n < len(pieces) && pieces[n].id == id {
@@ -141,6 +143,14 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 		}
 	}
 	return errs
+}
+
+// sortedSet sorts ids (unless they are already) and drops repeats.
+func sortedSet(ids []uint64) []uint64 {
+	if !slices.IsSorted(ids) {
+		slices.Sort(ids)
+	}
+	return slices.Compact(ids)
 }
 
 // recordsByID returns a lookup of m's file records by id.

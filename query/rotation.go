@@ -15,7 +15,6 @@ import (
 )
 
 var (
-	compressedSuffix = regexp.MustCompile(`\.(gz|zst|bz2|xz)$`)
 	numberedSuffix   = regexp.MustCompile(`\.([0-9]{1,4})$`)
 	datedSuffix      = regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
 )
@@ -25,7 +24,7 @@ var (
 // date as written (empty otherwise).
 func splitRotation(path string) (log string, n int, date string) {
 	base := path
-	if i := strings.LastIndexByte(path, '.'); i >= 0 && compressedSuffix.MatchString(path[i:]) {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && isCompressedSuffix(path[i:]) {
 		base = path[:i]
 	}
 	if base == "" || base[len(base)-1] < '0' || base[len(base)-1] > '9' {
@@ -39,6 +38,16 @@ func splitRotation(path string) (log string, n int, date string) {
 		return base[:m[0]], 0, strings.ReplaceAll(base[m[2]:], "-", "")
 	}
 	return base, 0, ""
+}
+
+// isCompressedSuffix reports whether ext (from a path's last dot on) is a
+// compression suffix (a switch, not a regexp: it is asked for every file).
+func isCompressedSuffix(ext string) bool {
+	switch ext {
+	case ".gz", ".zst", ".bz2", ".xz":
+		return true
+	}
+	return false
 }
 
 // assignRotations sets every file's log and rotation.
