@@ -15,8 +15,8 @@ import (
 )
 
 var (
-	numberedSuffix   = regexp.MustCompile(`\.([0-9]{1,4})$`)
-	datedSuffix      = regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
+	numberedSuffix = regexp.MustCompile(`\.([0-9]{1,4})$`)
+	datedSuffix    = regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
 )
 
 // splitRotation returns the log a path belongs to, its rotation number (0
