@@ -142,7 +142,7 @@ func (u *update) diff() error {
 		}
 	}
 
-	var files []found
+	files := make([]found, 0, len(old.Files)+len(old.Files)/8) // (about as many as last time)
 	for i, r := range u.roots {
 		err := walk(i, r, u.opt.Dir, func(rel string, err error) {
 			u.unreadable(found{root: i, rel: rel}, err)
@@ -159,9 +159,12 @@ func (u *update) diff() error {
 	})
 
 	files = u.dropRenamedDuringWalk(files)
-	files = u.findMissedDuringWalk(files, old, rootOf)
 	// atPath[i]: the old record at files[i]'s path, -1 when none.
 	atPath := joinByPath(files, old, matchable)
+	var added bool
+	if files, added = u.findMissedDuringWalk(files, old, rootOf, atPath); added {
+		atPath = joinByPath(files, old, matchable)
+	}
 
 	// same reports whether f is the file rec describes, possibly grown.
 	same := func(f found, rec *mmapstore.FileRecord) bool {
@@ -358,14 +361,28 @@ func (u *update) dropRenamedDuringWalk(files []found) []found {
 // are still there under another name: a file renamed while the walk read
 // its directory can be missed under both names, and would be taken for
 // deleted (its lines dropped, then indexed again as a new file).
-func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int) []found {
-	met := newInodeSet(files)
+// atPath is joinByPath's for files; added says whether any were added.
+func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int, atPath []int) ([]found, bool) {
+	// Most records are met at their own path (no search needed).
+	atOwnPath := make([]bool, len(old.Files))
+	for i, oi := range atPath {
+		if oi >= 0 && files[i].dev == old.Files[oi].Dev && files[i].ino == old.Files[oi].Ino {
+			atOwnPath[oi] = true
+		}
+	}
+	var met inodeSet               // built on first need
 	var metSince map[inodeKey]bool // added below
 	added := false
-	for _, rec := range old.Files {
+	for oi, rec := range old.Files {
 		nr, ok := rootOf[rec.Root]
+		if !ok || atOwnPath[oi] || u.roots[nr].IsFile || rec.Compression != "" {
+			continue
+		}
+		if met == nil {
+			met = newInodeSet(files)
+		}
 		k := inodeKey{nr, rec.Dev, rec.Ino}
-		if !ok || met.count(k) > 0 || metSince[k] || u.roots[nr].IsFile || rec.Compression != "" {
+		if met.count(k) > 0 || metSince[k] {
 			continue
 		}
 		fh, fi, name, err := logfile.OpenIdentity(u.roots[nr].dir, filepath.FromSlash(rec.Path), rec.Dev, rec.Ino)
@@ -388,7 +405,7 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 			return files[i].rel < files[j].rel
 		})
 	}
-	return files
+	return files, added
 }
 
 // extendFingerprint sets rec's fingerprint to the first min(size,

@@ -240,11 +240,23 @@ func (w *walker) read(d *dirNode) []*dirNode {
 	dir := logfile.DirOf(f)
 	var subs []*dirNode
 	d.entries = make([]dirEntry, 0, len(names))
+	// The entries' paths, in one string (not one allocation each).
+	prefix := d.rel + "/"
+	if d.rel == "." {
+		prefix = ""
+	}
+	n := 0
 	for _, name := range names {
-		p := name
-		if d.rel != "." {
-			p = d.rel + "/" + name
-		}
+		n += len(prefix) + len(name)
+	}
+	buf := make([]byte, 0, n)
+	for _, name := range names {
+		buf = append(append(buf, prefix...), name...)
+	}
+	all, off := string(buf), 0
+	for _, name := range names {
+		p := all[off : off+len(prefix)+len(name)]
+		off += len(p)
 		st, err := dir.Lstat(name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -52,7 +52,13 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 	}
 	// One slice sorted by file, not a map of slices: a manifest may list
 	// 100,000 small files.
-	var pieces []piece
+	nspans := 0
+	for _, s := range segs {
+		if s != nil {
+			nspans += len(s.Spans())
+		}
+	}
+	pieces := make([]piece, 0, nspans)
 	incomplete := map[uint64]bool{} // files with lines in a segment that did not open
 	for i, ref := range m.Segments {
 		s := segs[i]
