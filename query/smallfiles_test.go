@@ -92,3 +92,55 @@ func TestManySmallFilesCounts(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkManySmallFiles counts a word (answered by the index) and a
+// literal (verified in the files) over 20,000 files of a few lines, as
+// `logdex search --no-update -c` does after opening the index: a new
+// searcher and one pass that looks at every file. The cost is per file.
+func BenchmarkManySmallFiles(b *testing.B) {
+	root := b.TempDir()
+	const n = 20_000
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", i/1000))
+		if i%1000 == 0 {
+			mustB(b, os.MkdirAll(dir, 0o755))
+		}
+		text := fmt.Sprintf("2026-03-01T10:00:00Z host%d svc: request accepted id=%d\n", i%50, i)
+		if i%2 == 0 {
+			text += "2026-03-01T10:00:01Z host1 svc: connection timeout\n"
+		}
+		if i%70 == 0 {
+			text += "2026-03-01T10:00:02Z host1 svc: login failed for user\n"
+		}
+		mustB(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("app-%06d.log", i)), []byte(text), 0o644))
+	}
+	ix := testIndex(b, 0, root).Index()
+	for _, bc := range []struct {
+		name string
+		q    string
+		mode lang.Mode
+	}{{"word", "timeout", lang.ModeQuery}, {"literal", "login failed", lang.ModeLiteral}} {
+		q, err := Compile([]string{bc.q}, bc.mode, bc.mode == lang.ModeQuery)
+		mustB(b, err)
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				s := NewSearcher(ix, nil)
+				files := 0
+				if _, err := s.Search(context.Background(), q, Options{PerFile: func(*File, int64) error { files++; return nil }}, nil); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				if files != n {
+					b.Fatalf("%d files counted, want %d", files, n)
+				}
+			}
+		})
+	}
+}
+
+func mustB(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
