@@ -2,6 +2,7 @@ package live
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -84,14 +85,14 @@ type lookAhead struct {
 	file     func(i int) *File
 	pass     atomic.Int64 // where the pass is
 	done     []atomic.Bool
-	found    []lookedAt
+	found    []logfile.Stat // (no pointers: not scanned by the GC)
 	stop     atomic.Bool
 	finished chan struct{}
-}
-
-type lookedAt struct {
-	st  logfile.Stat
-	err error
+	// failed: the files that could not be looked at; errs says why
+	// (rare: a map, under mu).
+	failed []bool
+	mu     sync.Mutex
+	errs   map[int]error
 }
 
 // LookAhead looks at the pass's files (file(0), ..., file(n-1), in the
@@ -104,11 +105,10 @@ func (c *Dirs) LookAhead(n int, file func(i int) *File) {
 	if c == nil || c.ahead != nil || c.s.watch != nil || len(c.s.seen) > 0 || n < lookAheadMin {
 		return
 	}
-	a := &lookAhead{n: n, file: file, done: make([]atomic.Bool, n), found: make([]lookedAt, n), finished: make(chan struct{})}
+	a := &lookAhead{n: n, file: file, done: make([]atomic.Bool, n), found: make([]logfile.Stat, n), failed: make([]bool, n), finished: make(chan struct{})}
 	c.ahead = a
 	go func() {
 		defer close(a.finished)
-
 		own := c.s.Dirs()
 		defer own.Close()
 		for i := n - 1; i >= 0 && !a.stop.Load() && int64(i) > a.pass.Load()+1; i-- {
@@ -117,7 +117,17 @@ func (c *Dirs) LookAhead(n int, file func(i int) *File) {
 			if err != nil {
 				return // the pass says so
 			}
-			a.found[i].st, a.found[i].err = c.s.lstatIn(own, f, dir, name)
+			st, err := c.s.lstatIn(own, f, dir, name)
+			a.found[i] = st
+			if err != nil {
+				a.failed[i] = true
+				a.mu.Lock()
+				if a.errs == nil {
+					a.errs = map[int]error{}
+				}
+				a.errs[i] = err
+				a.mu.Unlock()
+			}
 			a.done[i].Store(true)
 		}
 	}()
@@ -133,9 +143,15 @@ func (c *Dirs) At(i int) {
 
 // take returns what the look-ahead found of f, when it is the pass's
 // current file and was looked at already.
-func (a *lookAhead) take(c *Dirs, f *File) (lookedAt, bool) {
+func (a *lookAhead) take(c *Dirs, f *File) (logfile.Stat, error, bool) {
 	if a == nil || c.at < 0 || c.at >= a.n || !a.done[c.at].Load() || a.file(c.at) != f {
-		return lookedAt{}, false
+		return logfile.Stat{}, nil, false
 	}
-	return a.found[c.at], true
+	var err error
+	if a.failed[c.at] { // (written before done: safe to read)
+		a.mu.Lock()
+		err = a.errs[c.at]
+		a.mu.Unlock()
+	}
+	return a.found[c.at], err, true
 }

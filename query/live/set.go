@@ -320,9 +320,8 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 		return st
 	}
 	if c != nil {
-		if la, ok := c.ahead.take(c, f); ok {
-			ls := la.st
-			st.err, st.regular, st.size, st.mtime, st.dev, st.ino = la.err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+		if ls, err, ok := c.ahead.take(c, f); ok {
+			st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
 			return st
 		}
 	}
