@@ -189,7 +189,6 @@ func (u *update) diff() error {
 	}
 
 	matched := make([]int, len(files)) // old record index or -1
-	u.next.Files = make([]mmapstore.FileRecord, 0, len(files))
 	if u.opt.ReportSeen {
 		u.res.Seen = make([]logfile.Seen, 0, len(files))
 	}
@@ -217,6 +216,16 @@ func (u *update) diff() error {
 		}
 	}
 
+	// next.Files is old.Files itself while every record so far is the old
+	// one at the same place (shared: how many): a run that changes
+	// nothing, as the CLI's default search makes first, copies no record.
+	shared, copied := 0, false
+	nextLen := func() int {
+		if copied {
+			return len(u.next.Files)
+		}
+		return shared
+	}
 	for i, f := range files {
 		r := u.roots[f.root]
 		var rec mmapstore.FileRecord
@@ -279,23 +288,36 @@ func (u *update) diff() error {
 		// re-read).
 		if rec.Compression != "" {
 			if matched[i] < 0 {
-				u.streams = append(u.streams, len(u.next.Files))
+				u.streams = append(u.streams, nextLen())
 			}
 		} else if f.size > rec.Indexed && (matched[i] < 0 || f.size != rec.Size) {
 			if rec.Indexed > 0 {
 				u.res.Appended++
 			}
-			u.items = append(u.items, workItem{rec: len(u.next.Files), start: rec.Indexed, end: f.size, startLineNo: rec.Lines + 1})
+			u.items = append(u.items, workItem{rec: nextLen(), start: rec.Indexed, end: f.size, startLineNo: rec.Lines + 1})
 		}
 		if rec.Size != f.size || rec.MTime != f.mtime {
 			u.changed = true
 		}
 		rec.Size, rec.MTime = f.size, f.mtime
-		u.next.Files = append(u.next.Files, rec)
+		switch {
+		case !copied && matched[i] == shared && rec == old.Files[shared]:
+			shared++
+		case !copied:
+			u.next.Files = make([]mmapstore.FileRecord, shared, len(files))
+			copy(u.next.Files, old.Files[:shared])
+			copied = true
+			fallthrough
+		default:
+			u.next.Files = append(u.next.Files, rec)
+		}
 		if u.opt.ReportSeen {
 			u.res.Seen = append(u.res.Seen, logfile.Seen{ID: rec.ID, Root: f.root, Path: f.rel,
 				Stat: logfile.Stat{Regular: true, Dev: f.dev, Ino: f.ino, Size: f.size, MTime: f.mtime}})
 		}
+	}
+	if !copied {
+		u.next.Files = slices.Clip(old.Files[:shared]) // (appending to it copies)
 	}
 	for i, f := range old.Files {
 		if !used[i] {
