@@ -31,15 +31,6 @@ const (
 // where files begin).
 func (k taskKind) runs() bool { return k == taskIDs || k == taskScan }
 
-// countedBatch is the most files one taskCounted holds.
-const countedBatch = 512
-
-// fileCount is a file with its number of hits.
-type fileCount struct {
-	f *File
-	n int64
-}
-
 type hitRec struct {
 	line, off, n int64
 	tpos         int // start of the text in task.buf, -1 without text
@@ -353,43 +344,6 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	return nil
 }
 
-// spareTasks keeps the tasks of files counted without them for the next
-// files (over 100,000 small files, half with a hit, they would otherwise
-// be 50,000 allocations of a few hundred bytes).
-type spareTasks []*task
-
-func (sp *spareTasks) get() *task {
-	n := len(*sp)
-	if n == 0 {
-		return new(task)
-	}
-	t := (*sp)[n-1]
-	*sp = (*sp)[:n-1]
-	return t
-}
-
-func (sp *spareTasks) put(ts []*task) { *sp = append(*sp, ts...) }
-
-// countedByIndex returns the number of hits of a file's tasks when the
-// index alone counts them: none, or only IDs tasks whose candidates need
-// no verification (the caller knows that no filter applies to lines or
-// times, and that hits are only counted).
-func countedByIndex(ts []*task) (int64, bool) {
-	var n int64
-	for _, t := range ts {
-		if t.kind != taskIDs || t.times != nil {
-			return 0, false
-		}
-		sp := t.seg.Spans()[t.span]
-		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
-		if t.plan.verify == nil || t.plan.verify.IntersectsWithInterval(uint64(lo), uint64(hi)) { // (nil: every candidate is verified)
-			return 0, false
-		}
-		n += int64(rangeCard(t.plan.cands, lo, hi))
-	}
-	return n, true
-}
-
 // rawTask reads span sp as a byte range of f's file, without the offset
 // index (whose damage is why), timing lines from their text if asked.
 func rawTask(f *File, sp mmapstore.Span, loc *time.Location, timing bool) *task {
@@ -451,52 +405,6 @@ func rangeCard(bm *roaring.Bitmap, lo, hi uint32) uint64 {
 	return n
 }
 
-// inodeOnce keeps a search from reading one file twice when logs are
-// rotated while it runs: a file renamed from one indexed name to another
-// (logrotate shifting app.log.1 to app.log.2) can be met under both, as
-// the indexed file under its old name and as the new content of the
-// other. Each inode is read once: as its own index entry when met there
-// first, else as the current content of the name it was met under.
-type inodeOnce struct {
-	s     *Searcher
-	own   []bool             // file index -> answered as indexed (its own inode)
-	other map[[2]uint64]bool // inodes read as another name's current content
-	byIno map[[2]uint64]int  // indexed inode -> file index
-}
-
-func (o *inodeOnce) take(fi int, f *File, h *live.Handle) bool {
-	if o.own == nil {
-		o.own = make([]bool, len(o.s.files))
-	}
-	if h.Stale() == nil {
-		rec := f.Record()
-		if o.other[[2]uint64{rec.Dev, rec.Ino}] {
-			return false
-		}
-		o.own[fi] = true
-		return true
-	}
-	dev, ino, ok := h.Identity()
-	if !ok {
-		return true // gone or unreadable: nothing is read
-	}
-	k := [2]uint64{dev, ino}
-	if o.other[k] {
-		return false
-	}
-	if o.byIno == nil {
-		o.byIno = o.s.indexedInodes()
-	}
-	if j, ok := o.byIno[k]; ok && j != fi && o.own[j] {
-		return false
-	}
-	if o.other == nil {
-		o.other = map[[2]uint64]bool{}
-	}
-	o.other[k] = true
-	return true
-}
-
 // renamed is a copy of f under the name its file has now (newRel, from
 // live.Handle.Moved: the same directory, another name).
 func (f *File) renamed(newRel string) *File {
@@ -510,20 +418,6 @@ func (f *File) renamed(newRel string) *File {
 // the indexed one, which was renamed away).
 func (f *File) atPath() *File {
 	return &File{ID: f.ID, Path: f.Path, s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, atPathNow: true}
-}
-
-// indexedInodes maps each indexed file's inode to its index in s.files.
-func (s *Searcher) indexedInodes() map[[2]uint64]int {
-	s.inodesOnce.Do(func() {
-		s.inodes = make(map[[2]uint64]int, len(s.files))
-		for i, f := range s.files {
-			rec := f.Record()
-			if rec.Compression == "" {
-				s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
-			}
-		}
-	})
-	return s.inodes
 }
 
 // countBudget is what a search may still read only to count hits past the
