@@ -228,7 +228,7 @@ func (s *Searcher) spansOfFiles(store []File) {
 		}
 	}
 	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1] // now: where file i-1's spans start
+		counts[i] += counts[i-1] // now: where file i's spans start
 	}
 	refs := make([]spanRef, total)
 	for si, seg := range s.segs {
