@@ -155,6 +155,11 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	// and their tasks are used again.
 	countFromIndex := countOnly && !timing && opt.After == nil && opt.Only == nil
 	var spare spareTasks
+	// A file's few candidates are verified here too when every count is
+	// asked for (no limit, no budget): over many small files, a worker
+	// hand-over each costs more than the read.
+	verifyHere := countFromIndex && opt.Limit == 0 && newCountBudget(opt) == nil
+	var ls lineState
 	var tsBuf []*task
 	// send emits a file's tasks (false: the search was cancelled).
 	send := func(f *File, h *live.Handle, ts []*task) bool {
@@ -325,10 +330,14 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			continue // nothing to read, report or count
 		}
 		if h.Stale() == nil && (len(ts) == 0 || countFromIndex) {
-			if n, ok := countedByIndex(ts); ok {
+			fc, ok := countedByIndex(f, ts)
+			if !ok && verifyHere {
+				fc, ok = s.countHere(ctx, q, f, h, ts, &ls)
+			}
+			if ok {
 				spare.put(ts) // never emitted
 				h.Close()
-				if counted = append(counted, fileCount{f, n}); len(counted) == countedBatch && !flushCounted() {
+				if counted = append(counted, fc); len(counted) == countedBatch && !flushCounted() {
 					return ctx.Err()
 				}
 				continue

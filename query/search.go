@@ -318,7 +318,8 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			cur = nil
 			for _, c := range t.counted {
 				st.Total += c.n
-				st.Candidates += c.n
+				st.Candidates += c.cands
+				st.Verified += c.verified
 				if opt.PerFile != nil {
 					if err := opt.PerFile(c.f, c.n); err != nil {
 						return err
