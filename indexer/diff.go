@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -44,11 +45,18 @@ func (u *update) dropDamagedSegments() {
 		errs[i] = err
 	}
 	for i, err := range mmapstore.CheckSegments(u.old, segs) {
-		if segs[i] != nil {
-			segs[i].Close()
-		}
 		if errs[i] == nil {
 			errs[i] = err
+		}
+	}
+	u.closeOldSegments()
+	if u.opt.OpenIndex {
+		u.oldSegs = segs // for Result.Index, if the run changes nothing
+	} else {
+		for _, s := range segs {
+			if s != nil {
+				s.Close()
+			}
 		}
 	}
 	for i, ref := range u.old.Segments {
@@ -62,6 +70,19 @@ func (u *update) dropDamagedSegments() {
 		}
 		u.changed = true
 	}
+}
+
+// closeOldSegments closes the segments dropDamagedSegments kept open.
+func (u *update) closeOldSegments() {
+	if u == nil {
+		return
+	}
+	for _, s := range u.oldSegs {
+		if s != nil {
+			s.Close()
+		}
+	}
+	u.oldSegs = nil
 }
 
 // diff compares the walk with the old manifest and plans work items.
@@ -87,21 +108,25 @@ func (u *update) diff() error {
 		u.changed = true
 	}
 	type key = skipKey
-	type ikey struct {
-		root     int
-		dev, ino uint64
-	}
-	byPath := make(map[key]int, len(old.Files))
-	byIno := make(map[ikey]int, len(old.Files))
-	used := make([]bool, len(old.Files))
-	for i, f := range old.Files {
+	// Old records that can match a file found (its root still indexed,
+	// not reset), by (new root, path) and, built on first need, by inode.
+	matchable := func(f *mmapstore.FileRecord) (int, bool) {
 		nr, ok := rootOf[f.Root]
-		if !ok || u.reset[f.ID] {
-			continue
-		}
-		byPath[key{nr, f.Path}] = i
-		byIno[ikey{nr, f.Dev, f.Ino}] = i
+		return nr, ok && !u.reset[f.ID]
 	}
+	var byIno map[inodeKey]int
+	byInode := func() map[inodeKey]int {
+		if byIno == nil {
+			byIno = make(map[inodeKey]int, len(old.Files))
+			for i := range old.Files {
+				if nr, ok := matchable(&old.Files[i]); ok {
+					byIno[inodeKey{nr, old.Files[i].Dev, old.Files[i].Ino}] = i
+				}
+			}
+		}
+		return byIno
+	}
+	used := make([]bool, len(old.Files))
 	skippedBefore := map[key]mmapstore.Skipped{}
 	for _, s := range old.Skipped {
 		if nr, ok := rootOf[s.Root]; ok {
@@ -115,7 +140,7 @@ func (u *update) diff() error {
 		}
 	}
 
-	var files []found
+	files := make([]found, 0, len(old.Files)+len(old.Files)/8) // (about as many as last time)
 	for i, r := range u.roots {
 		err := walk(i, r, u.opt.Dir, func(rel string, err error) {
 			u.unreadable(found{root: i, rel: rel}, err)
@@ -132,7 +157,12 @@ func (u *update) diff() error {
 	})
 
 	files = u.dropRenamedDuringWalk(files)
-	files = u.findMissedDuringWalk(files, old, rootOf)
+	// atPath[i]: the old record at files[i]'s path, -1 when none.
+	atPath := joinByPath(files, old, matchable)
+	var added bool
+	if files, added = u.findMissedDuringWalk(files, old, rootOf, atPath); added {
+		atPath = joinByPath(files, old, matchable)
+	}
 
 	// same reports whether f is the file rec describes, possibly grown.
 	same := func(f found, rec *mmapstore.FileRecord) bool {
@@ -157,24 +187,25 @@ func (u *update) diff() error {
 	}
 
 	matched := make([]int, len(files)) // old record index or -1
-	u.next.Files = make([]mmapstore.FileRecord, 0, len(files))
 	if u.opt.ReportSeen {
 		u.res.Seen = make([]logfile.Seen, 0, len(files))
 	}
+	unmatched := false
 	for i, f := range files {
 		matched[i] = -1
-		if oi, ok := byPath[key{f.root, f.rel}]; ok && same(f, &old.Files[oi]) {
+		if oi := atPath[i]; oi >= 0 && same(f, &old.Files[oi]) {
 			matched[i] = oi
 			used[oi] = true
 		}
+		unmatched = unmatched || matched[i] < 0
 	}
 	// Second pass: a file found under a new name with a known inode and
 	// fingerprint was renamed (logrotate's app.log -> app.log.1).
 	for i, f := range files {
-		if matched[i] >= 0 {
+		if !unmatched || matched[i] >= 0 {
 			continue
 		}
-		if oi, ok := byIno[ikey{f.root, f.dev, f.ino}]; ok && !used[oi] && same(f, &old.Files[oi]) {
+		if oi, ok := byInode()[inodeKey{f.root, f.dev, f.ino}]; ok && !used[oi] && same(f, &old.Files[oi]) {
 			matched[i] = oi
 			used[oi] = true
 			u.res.Renamed++
@@ -183,9 +214,18 @@ func (u *update) diff() error {
 		}
 	}
 
+	// next.Files is old.Files itself while every record so far is the old
+	// one at the same place (shared: how many): a run that changes
+	// nothing, as the CLI's default search makes first, copies no record.
+	shared, copied := 0, false
+	nextLen := func() int {
+		if copied {
+			return len(u.next.Files)
+		}
+		return shared
+	}
 	for i, f := range files {
 		r := u.roots[f.root]
-		display := mmapstore.DisplayPath(r.Root, f.rel)
 		var rec mmapstore.FileRecord
 		if oi := matched[i]; oi >= 0 {
 			rec = old.Files[oi]
@@ -217,7 +257,7 @@ func (u *update) diff() error {
 			bin, err := logfile.IsBinary(fh)
 			if err == nil && bin && kind == compressed.None {
 				fh.Close()
-				u.skip(f, display, "binary file (NUL byte in the first 8 KiB)")
+				u.skip(f, mmapstore.DisplayPath(r.Root, f.rel), "binary file (NUL byte in the first 8 KiB)")
 				continue
 			}
 			fpLen := min(f.size, logfile.FingerprintLen)
@@ -227,9 +267,9 @@ func (u *update) diff() error {
 				u.unreadable(f, errors.Join(err, ferr))
 				continue
 			}
-			if oi, ok := byPath[key{f.root, f.rel}]; ok && !used[oi] {
+			if oi := atPath[i]; oi >= 0 && !used[oi] {
 				u.res.Reindexed++
-				u.log.Info().Str("path", display).Msg("file truncated or replaced; indexing it again")
+				u.log.Info().Str("path", mmapstore.DisplayPath(r.Root, f.rel)).Msg("file truncated or replaced; indexing it again")
 			} else {
 				u.res.New++
 			}
@@ -246,23 +286,36 @@ func (u *update) diff() error {
 		// re-read).
 		if rec.Compression != "" {
 			if matched[i] < 0 {
-				u.streams = append(u.streams, len(u.next.Files))
+				u.streams = append(u.streams, nextLen())
 			}
 		} else if f.size > rec.Indexed && (matched[i] < 0 || f.size != rec.Size) {
 			if rec.Indexed > 0 {
 				u.res.Appended++
 			}
-			u.items = append(u.items, workItem{rec: len(u.next.Files), start: rec.Indexed, end: f.size, startLineNo: rec.Lines + 1})
+			u.items = append(u.items, workItem{rec: nextLen(), start: rec.Indexed, end: f.size, startLineNo: rec.Lines + 1})
 		}
 		if rec.Size != f.size || rec.MTime != f.mtime {
 			u.changed = true
 		}
 		rec.Size, rec.MTime = f.size, f.mtime
-		u.next.Files = append(u.next.Files, rec)
+		switch {
+		case !copied && matched[i] == shared && rec == old.Files[shared]:
+			shared++
+		case !copied:
+			u.next.Files = make([]mmapstore.FileRecord, shared, len(files))
+			copy(u.next.Files, old.Files[:shared])
+			copied = true
+			fallthrough
+		default:
+			u.next.Files = append(u.next.Files, rec)
+		}
 		if u.opt.ReportSeen {
 			u.res.Seen = append(u.res.Seen, logfile.Seen{ID: rec.ID, Root: f.root, Path: f.rel,
 				Stat: logfile.Stat{Regular: true, Dev: f.dev, Ino: f.ino, Size: f.size, MTime: f.mtime}})
 		}
+	}
+	if !copied {
+		u.next.Files = slices.Clip(old.Files[:shared]) // (appending to it copies)
 	}
 	for i, f := range old.Files {
 		if !used[i] {
@@ -304,23 +357,13 @@ func (u *update) unreadable(f found, err error) {
 // would be indexed twice. Names that still hold the file are all kept (hard
 // links: grep -r reads each).
 func (u *update) dropRenamedDuringWalk(files []found) []found {
-	type ikey struct {
-		root     int
-		dev, ino uint64
-	}
-	seen := make(map[ikey]int, len(files))
-	dup := false
-	for _, f := range files {
-		k := ikey{f.root, f.dev, f.ino}
-		seen[k]++
-		dup = dup || seen[k] > 1
-	}
-	if !dup {
+	met := newInodeSet(files)
+	if !met.hasDup() {
 		return files
 	}
 	kept := files[:0]
 	for _, f := range files {
-		if seen[ikey{f.root, f.dev, f.ino}] > 1 && f.rel != "" {
+		if met.count(inodeKey{f.root, f.dev, f.ino}) > 1 && f.rel != "" {
 			fi, err := u.roots[f.root].dir.Lstat(filepath.FromSlash(f.rel))
 			if err != nil {
 				continue // gone since: renamed away
@@ -338,19 +381,28 @@ func (u *update) dropRenamedDuringWalk(files []found) []found {
 // are still there under another name: a file renamed while the walk read
 // its directory can be missed under both names, and would be taken for
 // deleted (its lines dropped, then indexed again as a new file).
-func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int) []found {
-	type ikey struct {
-		root     int
-		dev, ino uint64
+// atPath is joinByPath's for files; added says whether any were added.
+func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, rootOf map[int]int, atPath []int) ([]found, bool) {
+	// Most records are met at their own path (no search needed).
+	atOwnPath := make([]bool, len(old.Files))
+	for i, oi := range atPath {
+		if oi >= 0 && files[i].dev == old.Files[oi].Dev && files[i].ino == old.Files[oi].Ino {
+			atOwnPath[oi] = true
+		}
 	}
-	met := make(map[ikey]bool, len(files))
-	for _, f := range files {
-		met[ikey{f.root, f.dev, f.ino}] = true
-	}
+	var met inodeSet               // built on first need
+	var metSince map[inodeKey]bool // added below
 	added := false
-	for _, rec := range old.Files {
+	for oi, rec := range old.Files {
 		nr, ok := rootOf[rec.Root]
-		if !ok || met[ikey{nr, rec.Dev, rec.Ino}] || u.roots[nr].IsFile || rec.Compression != "" {
+		if !ok || atOwnPath[oi] || u.roots[nr].IsFile || rec.Compression != "" {
+			continue
+		}
+		if met == nil {
+			met = newInodeSet(files)
+		}
+		k := inodeKey{nr, rec.Dev, rec.Ino}
+		if met.count(k) > 0 || metSince[k] {
 			continue
 		}
 		fh, fi, name, err := logfile.OpenIdentity(u.roots[nr].dir, filepath.FromSlash(rec.Path), rec.Dev, rec.Ino)
@@ -359,7 +411,10 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 		}
 		fh.Close()
 		files = append(files, found{root: nr, rel: name, dev: rec.Dev, ino: rec.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
-		met[ikey{nr, rec.Dev, rec.Ino}] = true
+		if metSince == nil {
+			metSince = map[inodeKey]bool{}
+		}
+		metSince[k] = true
 		added = true
 	}
 	if added {
@@ -370,7 +425,7 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 			return files[i].rel < files[j].rel
 		})
 	}
-	return files
+	return files, added
 }
 
 // extendFingerprint sets rec's fingerprint to the first min(size,

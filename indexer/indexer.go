@@ -73,6 +73,8 @@ type Options struct {
 	Location *time.Location
 	// ReportSeen fills Result.Seen (the CLI's search-after-update).
 	ReportSeen bool
+	// OpenIndex fills Result.Index when the run changes nothing.
+	OpenIndex bool
 }
 
 // Result summarizes a run.
@@ -98,6 +100,11 @@ type Result struct {
 	// Seen is what the walk found at each live file's path, with
 	// Options.ReportSeen: a search right after the run need not look again.
 	Seen []logfile.Seen
+	// Index, with Options.OpenIndex, is the index open as the run found
+	// it, when the run changed nothing (nil otherwise): the manifest it
+	// read and the segments it opened and checked, which a search right
+	// after the run need not read and check again. The caller closes it.
+	Index *mmapstore.Index
 }
 
 // DefaultDir is where the index for roots lives when --index is not given:
@@ -204,7 +211,9 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 
 	var u *update
 	var nextSeg uint64
+	defer func() { u.closeOldSegments() }() // unless handed over
 	for attempt := 1; ; attempt++ {
+		u.closeOldSegments()
 		u = &update{opt: opt, log: log, old: old, roots: roots, res: &Result{}}
 		u.dropDamagedSegments()
 		if err := u.diff(); err != nil {
@@ -236,6 +245,13 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err := u.publish(); err != nil {
 		return nil, err
 	}
+	if opt.OpenIndex && !u.res.Changed && u.old.Generation > 0 {
+		// Nothing changed: every segment opened and matched (a damaged
+		// one would have been dropped, a change), and the manifest read
+		// is the one published (generation 0: there is none).
+		u.res.Index = mmapstore.NewIndex(opt.Dir, u.old, u.oldSegs, make([]error, len(u.oldSegs)))
+		u.oldSegs = nil
+	}
 	u.res.Duration = time.Since(t0)
 	return u.res, nil
 }
@@ -258,6 +274,9 @@ type update struct {
 	reset    map[uint64]bool // file ids whose lines were in a damaged segment
 	segments []mmapstore.SegmentRef
 	changed  bool
+	// oldSegs: old's segments as dropDamagedSegments opened them, with
+	// Options.OpenIndex (nil where one could not be).
+	oldSegs []*mmapstore.Segment
 	// unreadableBefore: the last run's unreadable files and why.
 	unreadableBefore map[skipKey]string
 	newSegs          []string

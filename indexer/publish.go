@@ -34,14 +34,11 @@ func removeTemps(dir string) (mergeTemps bool) {
 // longer referenced. A crash before the manifest's rename leaves the old
 // index intact; leftovers are collected by the next run.
 func (u *update) publish() error {
-	live := map[uint64]bool{}
-	for _, f := range u.next.Files {
-		live[f.ID] = true
-	}
+	live := mmapstore.NewIDIndex(len(u.next.Files), func(i int) uint64 { return u.next.Files[i].ID })
 	for _, s := range u.segments {
 		keep := false
 		for _, id := range s.FileIDs {
-			if live[id] {
+			if _, ok := live.Find(id); ok {
 				keep = true
 				break
 			}

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -135,58 +137,159 @@ func walk(ri int, r *root, indexDir string, skip func(rel string, err error), fn
 // walker walks a root's directory tree through its os.Root (not io/fs,
 // whose paths must be valid UTF-8: file names are bytes, and a directory
 // whose name is not UTF-8 would be unreadable through it).
+//
+// Directories are read and their entries lstat'ed by walkWorkers
+// goroutines (over 100,000 small files the lstat calls are most of a run
+// that finds nothing new, and the CLI's default search makes one first),
+// into a tree that is then passed on in the order of a sequential walk,
+// so that what the walk reports does not depend on the scheduling.
 type walker struct {
 	ri      int
 	dir     *os.Root
 	skip    func(rel string, err error)
 	fn      func(found)
 	isIndex func(rel string) bool
+
+	mu      sync.Mutex
+	queue   []*dirNode // directories to read
+	pending int        // directories queued or being read
+	wake    *sync.Cond
 }
 
-// walk lists the directory rel ("." for the root) in name order, as
-// fs.WalkDir does: a directory that cannot be read is skipped (an error
+// walkWorkers is how many goroutines read directories.
+var walkWorkers = max(1, min(runtime.GOMAXPROCS(0), 4))
+
+// dirNode is a directory read by the walk: its entries in name order.
+type dirNode struct {
+	rel     string // "." for the root
+	err     error  // reading it failed
+	entries []dirEntry
+}
+
+// dirEntry is a regular file found, a subdirectory, or an entry that could
+// not be looked at (err).
+type dirEntry struct {
+	rel   string
+	err   error
+	file  found
+	isDir bool
+	sub   *dirNode
+}
+
+// walk lists the directory tree at rel ("." for the root) in name order,
+// as fs.WalkDir does: a directory that cannot be read is skipped (an error
 // only for the root).
 func (w *walker) walk(rel string) error {
-	d, err := w.dir.Open(rel)
+	root := &dirNode{rel: rel}
+	w.wake = sync.NewCond(&w.mu)
+	w.queue, w.pending = []*dirNode{root}, 1
+	var wg sync.WaitGroup
+	for range walkWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := w.next(); d != nil; d = w.next() {
+				subs := w.read(d)
+				w.mu.Lock()
+				w.queue = append(w.queue, subs...)
+				w.pending += len(subs) - 1
+				w.wake.Broadcast()
+				w.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if root.err != nil {
+		return root.err
+	}
+	w.report(root)
+	return nil
+}
+
+// next takes a directory to read; nil when all are read.
+func (w *walker) next() *dirNode {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) == 0 && w.pending > 0 {
+		w.wake.Wait()
+	}
+	if len(w.queue) == 0 {
+		return nil
+	}
+	d := w.queue[len(w.queue)-1]
+	w.queue = w.queue[:len(w.queue)-1]
+	return d
+}
+
+// read lists d and looks at its entries; it returns the subdirectories to
+// read.
+func (w *walker) read(d *dirNode) []*dirNode {
+	f, err := w.dir.Open(d.rel)
 	var names []string
 	if err == nil {
-		defer d.Close() // open while its entries are looked at
+		defer f.Close() // open while its entries are looked at
 		// Names only: ReadDir of a directory opened in an os.Root lstats
 		// every entry by itself, and Dir.Lstat below does once.
-		names, err = d.Readdirnames(-1)
+		names, err = f.Readdirnames(-1)
 	}
 	if err != nil {
-		if rel == "." {
-			return err
-		}
-		w.skip(rel, err)
+		d.err = err
 		return nil
 	}
 	slices.Sort(names)
-	dir := logfile.DirOf(d)
+	dir := logfile.DirOf(f)
+	var subs []*dirNode
+	d.entries = make([]dirEntry, 0, len(names))
+	// The entries' paths, in one string (not one allocation each).
+	prefix := d.rel + "/"
+	if d.rel == "." {
+		prefix = ""
+	}
+	n := 0
 	for _, name := range names {
-		p := name
-		if rel != "." {
-			p = rel + "/" + name
-		}
+		n += len(prefix) + len(name)
+	}
+	buf := make([]byte, 0, n)
+	for _, name := range names {
+		buf = append(append(buf, prefix...), name...)
+	}
+	all, off := string(buf), 0
+	for _, name := range names {
+		p := all[off : off+len(prefix)+len(name)]
+		off += len(p)
 		st, err := dir.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted since the directory was read
-		}
-		if err != nil {
-			w.skip(p, err)
-			continue
-		}
 		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// deleted since the directory was read
+		case err != nil:
+			d.entries = append(d.entries, dirEntry{rel: p, err: err})
 		case st.IsDir: // not a symlink to one: those are not followed
 			if !w.isIndex(p) {
-				if err := w.walk(p); err != nil {
-					return err
-				}
+				sub := &dirNode{rel: p}
+				subs = append(subs, sub)
+				d.entries = append(d.entries, dirEntry{rel: p, isDir: true, sub: sub})
 			}
 		case st.Regular:
-			w.fn(found{root: w.ri, rel: p, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.MTime})
+			d.entries = append(d.entries, dirEntry{rel: p, file: found{root: w.ri, rel: p, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.MTime}})
 		}
 	}
-	return nil
+	return subs
+}
+
+// report passes on what was found under d, in the order of a sequential
+// walk.
+func (w *walker) report(d *dirNode) {
+	for i := range d.entries {
+		e := &d.entries[i]
+		switch {
+		case e.err != nil:
+			w.skip(e.rel, e.err)
+		case e.isDir && e.sub.err != nil:
+			w.skip(e.rel, e.sub.err)
+		case e.isDir:
+			w.report(e.sub)
+		default:
+			w.fn(e.file)
+		}
+	}
 }

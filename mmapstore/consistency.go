@@ -3,6 +3,7 @@ package mmapstore
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -51,7 +52,13 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 	}
 	// One slice sorted by file, not a map of slices: a manifest may list
 	// 100,000 small files.
-	var pieces []piece
+	nspans := 0
+	for _, s := range segs {
+		if s != nil {
+			nspans += len(s.Spans())
+		}
+	}
+	pieces := make([]piece, 0, nspans)
 	incomplete := map[uint64]bool{} // files with lines in a segment that did not open
 	for i, ref := range m.Segments {
 		s := segs[i]
@@ -70,14 +77,13 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			bad("%d lines, %d raw bytes, %d bytes; the manifest says %d, %d, %d",
 				s.NumLines(), s.RawBytes(), s.Size(), ref.Lines, ref.RawBytes, ref.Size)
 		}
-		var ids []uint64
+		ids := make([]uint64, 0, len(s.Files()))
 		for _, f := range s.Files() {
 			ids = append(ids, f.ID)
 		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		want := slices.Sorted(slices.Values(ref.FileIDs))
-		if !slices.Equal(ids, slices.Compact(want)) {
+		ids = sortedSet(ids)
+		want := sortedSet(slices.Clone(ref.FileIDs))
+		if !slices.Equal(ids, want) {
 			bad("files %v; the manifest says %v", ids, want)
 		}
 		inSpans := make([]int64, len(s.Files()))
@@ -106,7 +112,10 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 			}
 		}
 	}
-	slices.SortFunc(pieces, func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) })
+	byFileLine := func(a, b piece) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.lineNo, b.lineNo)) }
+	if !slices.IsSortedFunc(pieces, byFileLine) { // (one segment's files usually are)
+		slices.SortFunc(pieces, byFileLine)
+	}
 	for len(pieces) > 0 {
 		id, n := pieces[0].id, 1
 		for n < len(pieces) && pieces[n].id == id {
@@ -142,29 +151,62 @@ func CheckSegments(m *Manifest, segs []*Segment) []error {
 	return errs
 }
 
-// recordsByID returns a lookup of m's file records by id: a table indexed
-// by id when ids are dense (they are handed out in sequence), which over
-// 100,000 files is much cheaper than a map; a map otherwise.
+// sortedSet sorts ids (unless they are already) and drops repeats.
+func sortedSet(ids []uint64) []uint64 {
+	if !slices.IsSorted(ids) {
+		slices.Sort(ids)
+	}
+	return slices.Compact(ids)
+}
+
+// recordsByID returns a lookup of m's file records by id.
 func recordsByID(m *Manifest) func(id uint64) *FileRecord {
+	ids := NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
+	return func(id uint64) *FileRecord {
+		if i, ok := ids.Find(id); ok {
+			return &m.Files[i]
+		}
+		return nil
+	}
+}
+
+// IDIndex finds the position of an id among n: a table indexed by id when
+// the ids are dense (file ids are handed out in sequence), which over
+// 100,000 files is much cheaper to build and to ask than a map; a map
+// otherwise. The last of equal ids wins.
+type IDIndex struct {
+	dense  []int32 // position+1 by id; 0: none
+	sparse map[uint64]int
+}
+
+// NewIDIndex indexes the n ids id(0), ..., id(n-1).
+func NewIDIndex(n int, id func(i int) uint64) IDIndex {
 	var maxID uint64
-	for i := range m.Files {
-		maxID = max(maxID, m.Files[i].ID)
+	for i := range n {
+		maxID = max(maxID, id(i))
 	}
-	if maxID <= 4*uint64(len(m.Files))+1024 {
-		table := make([]*FileRecord, maxID+1)
-		for i := range m.Files {
-			table[m.Files[i].ID] = &m.Files[i]
+	if n < math.MaxInt32 && maxID <= 4*uint64(n)+1024 {
+		dense := make([]int32, maxID+1)
+		for i := range n {
+			dense[id(i)] = int32(i + 1)
 		}
-		return func(id uint64) *FileRecord {
-			if id < uint64(len(table)) {
-				return table[id]
-			}
-			return nil
-		}
+		return IDIndex{dense: dense}
 	}
-	recs := make(map[uint64]*FileRecord, len(m.Files))
-	for i := range m.Files {
-		recs[m.Files[i].ID] = &m.Files[i]
+	sparse := make(map[uint64]int, n)
+	for i := range n {
+		sparse[id(i)] = i
 	}
-	return func(id uint64) *FileRecord { return recs[id] }
+	return IDIndex{sparse: sparse}
+}
+
+// Find returns the position of id; ok false when it is not among them.
+func (x IDIndex) Find(id uint64) (int, bool) {
+	if x.sparse != nil {
+		i, ok := x.sparse[id]
+		return i, ok
+	}
+	if id < uint64(len(x.dense)) && x.dense[id] > 0 {
+		return int(x.dense[id]) - 1, true
+	}
+	return 0, false
 }

@@ -27,7 +27,7 @@ type Index struct {
 	damaged      []error
 	damagedFiles map[uint64]bool
 
-	files map[uint64]int    // file id -> index into Manifest.Files
+	files IDIndex           // file id -> index into Manifest.Files
 	live  []*roaring.Bitmap // per segment: lines of live files; nil when all are live
 
 	mu      sync.Mutex
@@ -73,58 +73,64 @@ func open(dir string, prev *Index) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{dir: dir, manifest: m, files: make(map[uint64]int, len(m.Files)), damagedFiles: map[uint64]bool{}}
-	ix.drained = sync.NewCond(&ix.mu)
-	for i, f := range m.Files {
-		ix.files[f.ID] = i
-	}
 	opened := make([]*Segment, len(m.Segments))
+	errs := make([]error, len(m.Segments))
 	for i, ref := range m.Segments {
-		var s *Segment
-		var err error
 		if r := reuse[ref.Name]; r != nil && r.retain() {
-			s = r // its quarantine hook is the earlier index's: the same directory
-		} else if s, err = OpenSegment(filepath.Join(dir, ref.Name)); err == nil {
-			s.onDamage = ix.quarantine
+			opened[i] = r // its quarantine hook is the earlier index's: the same directory
+			continue
 		}
-		if errors.Is(err, os.ErrNotExist) {
-			ix.closeSegments()
-			return nil, err
+		opened[i], errs[i] = OpenSegment(filepath.Join(dir, ref.Name))
+		if errors.Is(errs[i], os.ErrNotExist) {
+			for _, s := range opened {
+				if s != nil {
+					s.Close()
+				}
+			}
+			return nil, errs[i]
 		}
-		if err != nil {
-			ix.damaged = append(ix.damaged, err)
-			for _, id := range ref.FileIDs {
+	}
+	// A segment that does not match the manifest is damaged, never used.
+	for i, err := range CheckSegments(m, opened) {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	return NewIndex(dir, m, opened, errs), nil
+}
+
+// NewIndex is the index of dir's manifest m, read and checked by the
+// caller: segs[i] is m.Segments[i] opened, errs[i] why it could not be
+// opened or does not match the manifest (CheckSegments), and then segs[i]
+// is closed here and its files' lines are read from the logs. It lets an
+// indexing run that changed nothing hand the manifest it read and the
+// segments it checked to the search that follows (the CLI's default),
+// which then reads and checks none of them again.
+func NewIndex(dir string, m *Manifest, segs []*Segment, errs []error) *Index {
+	ix := &Index{dir: dir, manifest: m, damagedFiles: map[uint64]bool{}}
+	ix.files = NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
+	ix.drained = sync.NewCond(&ix.mu)
+	for i, s := range segs {
+		if errs[i] != nil {
+			if s != nil {
+				s.Close()
+			}
+			ix.damaged = append(ix.damaged, errs[i])
+			for _, id := range m.Segments[i].FileIDs {
 				ix.damagedFiles[id] = true
 			}
 			continue
 		}
-		opened[i] = s
-		ix.segments = append(ix.segments, s)
-	}
-	// A segment that does not match the manifest is damaged, never used.
-	if errs := CheckSegments(m, opened); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
-		ix.segments = ix.segments[:0]
-		for i, s := range opened {
-			switch {
-			case s == nil:
-			case errs[i] != nil:
-				s.Close()
-				ix.damaged = append(ix.damaged, errs[i])
-				// Its files' lines are read from the logs, as for a
-				// segment that did not open.
-				for _, id := range m.Segments[i].FileIDs {
-					ix.damagedFiles[id] = true
-				}
-			default:
-				ix.segments = append(ix.segments, s)
-			}
+		if s.onDamage == nil {
+			s.onDamage = ix.quarantine
 		}
+		ix.segments = append(ix.segments, s)
 	}
 	ix.live = make([]*roaring.Bitmap, len(ix.segments))
 	for i, s := range ix.segments {
 		ix.live[i] = ix.liveLines(s)
 	}
-	return ix, nil
+	return ix
 }
 
 // liveLines returns the lines of s that belong to files still in the
@@ -132,7 +138,7 @@ func open(dir string, prev *Index) (*Index, error) {
 func (ix *Index) liveLines(s *Segment) *roaring.Bitmap {
 	var live *roaring.Bitmap
 	for i, sp := range s.Spans() {
-		if _, ok := ix.files[s.Files()[sp.File].ID]; ok {
+		if _, ok := ix.files.Find(s.Files()[sp.File].ID); ok {
 			if live != nil {
 				live.AddRange(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines))
 			}
@@ -154,7 +160,7 @@ func (ix *Index) LiveLines(i int) *roaring.Bitmap { return ix.live[i] }
 
 // File returns the manifest record of a file id.
 func (ix *Index) File(id uint64) (FileRecord, bool) {
-	i, ok := ix.files[id]
+	i, ok := ix.files.Find(id)
 	if !ok {
 		return FileRecord{}, false
 	}
@@ -189,6 +195,11 @@ func (ix *Index) Roots() []Root { return slices.Clone(ix.manifest.Roots) }
 
 // Files lists the records of the indexed files (a copy).
 func (ix *Index) Files() []FileRecord { return slices.Clone(ix.manifest.Files) }
+
+// FileRecords is Files without the copy, for readers of every record (a
+// search over 100,000 files): the records are shared and must not be
+// modified.
+func (ix *Index) FileRecords() []FileRecord { return ix.manifest.Files }
 
 // Skipped lists the files the indexer saw and left out (a copy).
 func (ix *Index) Skipped() []Skipped { return slices.Clone(ix.manifest.Skipped) }
@@ -307,20 +318,32 @@ func (ix *Index) Stats() Stats {
 // DisplayPath renders a file path the way grep -r prints it for the root as
 // given on the command line.
 func DisplayPath(root Root, rel string) string {
-	if root.IsFile || rel == "" {
+	switch {
+	case root.IsFile || rel == "":
 		return root.Given
-	}
-	if root.Given == "" { // no PATH operand: grep -r prints paths relative to "."
+	case root.Given == "": // no PATH operand: grep -r prints paths relative to "."
 		return rel
+	}
+	return string(AppendDisplayPath(nil, root, rel))
+}
+
+// AppendDisplayPath appends DisplayPath(root, rel) to b.
+func AppendDisplayPath(b []byte, root Root, rel string) []byte {
+	if root.IsFile || rel == "" {
+		return append(b, root.Given...)
+	}
+	if root.Given == "" {
+		return append(b, rel...)
 	}
 	g := root.Given
 	for len(g) > 1 && g[len(g)-1] == '/' {
 		g = g[:len(g)-1]
 	}
-	if g == "/" {
-		return "/" + rel
+	if g != "/" {
+		b = append(b, g...)
 	}
-	return g + "/" + rel
+	b = append(b, '/')
+	return append(b, rel...)
 }
 
 // Path is a file's display path.

@@ -351,11 +351,16 @@ func (s *Segment) decodeFiles() error {
 	d := Decbuf{B: b}
 	n := d.Int(len(b))
 	s.files = make([]SegFile, 0, n)
+	// The paths go into one string, not one allocation per file (a
+	// segment may hold 100,000 small files).
+	paths := make([]byte, 0, len(b))
+	ends := make([]int, 0, n)
 	for i := 0; i < n && d.Err == nil; i++ {
 		var f SegFile
 		f.ID = d.Uvarint()
 		f.Root = d.Int(1 << 16)
-		f.Path = string(d.Bytes(d.Int(d.Len())))
+		paths = append(paths, d.Bytes(d.Int(d.Len()))...)
+		ends = append(ends, len(paths))
 		f.Size = int64(d.Uvarint())
 		f.MTime = int64(d.Uvarint())
 		f.Dev = d.Uvarint()
@@ -367,6 +372,11 @@ func (s *Segment) decodeFiles() error {
 	}
 	if d.Err != nil {
 		return s.corrupt("files", -1, "%v", d.Err)
+	}
+	all, start := string(paths), 0
+	for i := range s.files {
+		s.files[i].Path = all[start:ends[i]]
+		start = ends[i]
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 		}
 	}
 	for _, old := range olds {
-		if _, ok := s.byID[old.ID]; !ok {
+		if _, ok := s.FileByID(old.ID); !ok {
 			dl.Gone = append(dl.Gone, old)
 		}
 	}
@@ -224,7 +224,7 @@ func (s *Searcher) SearchDelta(ctx context.Context, q *Query, lines map[uint64]L
 		if id == after.File {
 			r.From = max(r.From, after.Line+1)
 		}
-		f := s.byID[id]
+		f, _ := s.FileByID(id)
 		for r.From < r.To && f != nil {
 			// A batch is passed on only once its file is seen to still
 			// hold the lines read (copytruncate may empty it meanwhile).
@@ -309,7 +309,7 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		}
 	}
 	for id, p := range fl.pending {
-		if _, ok := s.byID[id]; ok {
+		if _, ok := s.FileByID(id); ok {
 			add(id, p.LineRange) // still indexed: read again (renamed meanwhile?)
 			delete(fl.pending, id)
 		}

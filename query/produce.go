@@ -20,18 +20,16 @@ const (
 	taskFile taskKind = iota // start of a file (counts, close of the previous)
 	taskIDs
 	taskScan
-	// taskQuiet: files (task.quiet) with nothing to read or report, each
-	// counted 0 for Options.PerFile. One task for a run of them: over
-	// 100,000 small files, most would otherwise be one hand-over each.
-	taskQuiet
+	// taskCounted: files (task.counted) with nothing to read or report,
+	// counted from the index alone (0 for most), for Options.PerFile and
+	// the total. One task for a run of them: over 100,000 small files,
+	// most would otherwise be two or three goroutine hand-overs each.
+	taskCounted
 )
 
 // runs tells whether a task of the kind is run (the others only mark
 // where files begin).
 func (k taskKind) runs() bool { return k == taskIDs || k == taskScan }
-
-// quietBatch is the most files one taskQuiet holds.
-const quietBatch = 512
 
 type hitRec struct {
 	line, off, n int64
@@ -82,19 +80,19 @@ func (t *task) release() {
 }
 
 type task struct {
-	kind  taskKind
-	file  *File
-	quiet []*File // taskQuiet
-	h     *live.Handle
-	seg   *mmapstore.Segment
-	span  int
-	plan  *segPlan
-	start int64 // taskScan: byte range and line number of start
-	end   int64
-	line0 int64
-	final bool  // taskScan: an unterminated last line counts (file end)
-	after int64 // hits at or before this line are not wanted (paging cursor)
-	until int64 // when > 0, hits after this line are not wanted (Options.Only)
+	kind    taskKind
+	file    *File
+	counted []fileCount // taskCounted
+	h       *live.Handle
+	seg     *mmapstore.Segment
+	span    int
+	plan    *segPlan
+	start   int64 // taskScan: byte range and line number of start
+	end     int64
+	line0   int64
+	final   bool  // taskScan: an unterminated last line counts (file end)
+	after   int64 // hits at or before this line are not wanted (paging cursor)
+	until   int64 // when > 0, hits after this line are not wanted (Options.Only)
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
@@ -137,21 +135,35 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	once := inodeOnce{s: s}
 	dirs := s.logs.Dirs() // files come in path order: one open directory at a time
 	defer dirs.Close()
+	if opt.After == nil && opt.Log == "" && opt.Only == nil { // (else most files are passed over)
+		dirs.LookAhead(len(s.files), func(i int) *live.File { return s.files[i].lf })
+	}
 	budget := newCountBudget(opt)
 	var only LineRange
 	var limited bool
-	var quiet []*File // files counted 0, not emitted yet
-	flushQuiet := func() bool {
-		if len(quiet) == 0 {
+	var counted []fileCount // files counted, not emitted yet
+	flushCounted := func() bool {
+		if len(counted) == 0 {
 			return true
 		}
-		t := &task{kind: taskQuiet, quiet: quiet}
-		quiet = nil
+		t := &task{kind: taskCounted, counted: counted}
+		counted = nil
 		return emit(t)
 	}
+	// Counting hits the index finds without reading (a word's, when only
+	// counts are asked for) needs no worker: such files are counted here,
+	// and their tasks are used again.
+	countFromIndex := countOnly && !timing && opt.After == nil && opt.Only == nil
+	var spare spareTasks
+	// A file's few candidates are verified here too when every count is
+	// asked for (no limit, no budget): over many small files, a worker
+	// hand-over each costs more than the read.
+	verifyHere := countFromIndex && opt.Limit == 0 && newCountBudget(opt) == nil
+	var ls lineState
+	var tsBuf []*task
 	// send emits a file's tasks (false: the search was cancelled).
 	send := func(f *File, h *live.Handle, ts []*task) bool {
-		if !flushQuiet() {
+		if !flushCounted() {
 			h.Close()
 			return false
 		}
@@ -176,7 +188,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
 			}
-			if t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
+			if opt.Limit > 0 && t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
 				sure += t.sureHits()
 			}
 			if !emit(t) {
@@ -189,6 +201,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		dirs.At(fi)
 		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
@@ -196,7 +209,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if opt.Only != nil && (!limited || only.To <= only.From || only.To <= 1) {
 			continue // no line of the file is asked for (task.until > 0 below)
 		}
-		var ts []*task
+		ts := tsBuf[:0] // (not kept: send emits the tasks, not the slice)
 		for _, sr := range f.spans {
 			p := plans[sr.seg]
 			if p.mode == planNone {
@@ -214,7 +227,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				if !p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
 					continue
 				}
-				ts = append(ts, &task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)})
+				t := spare.get()
+				*t = task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)}
+				ts = append(ts, t)
 				continue
 			}
 			if p.mode == planRaw {
@@ -237,6 +252,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 					line0: sp.StartLineNo + int64(c.FirstLine-sp.FirstLine), times: spanTimesIf(timing, seg, sr.span)})
 			}
 		}
+		tsBuf = ts
 		// Every file is looked at: bytes appended since indexing are
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
@@ -313,18 +329,25 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			continue // nothing to read, report or count
 		}
-		if len(ts) == 0 && h.Stale() == nil {
-			h.Close()
-			if quiet = append(quiet, f); len(quiet) == quietBatch && !flushQuiet() {
-				return ctx.Err()
+		if h.Stale() == nil && (len(ts) == 0 || countFromIndex) {
+			fc, ok := countedByIndex(f, ts)
+			if !ok && verifyHere {
+				fc, ok = s.countHere(ctx, q, f, h, ts, &ls)
 			}
-			continue // counted 0
+			if ok {
+				spare.put(ts) // never emitted
+				h.Close()
+				if counted = append(counted, fc); len(counted) == countedBatch && !flushCounted() {
+					return ctx.Err()
+				}
+				continue
+			}
 		}
 		if !send(f, h, ts) {
 			return ctx.Err()
 		}
 	}
-	if !flushQuiet() {
+	if !flushCounted() {
 		return ctx.Err()
 	}
 	return nil
@@ -391,52 +414,6 @@ func rangeCard(bm *roaring.Bitmap, lo, hi uint32) uint64 {
 	return n
 }
 
-// inodeOnce keeps a search from reading one file twice when logs are
-// rotated while it runs: a file renamed from one indexed name to another
-// (logrotate shifting app.log.1 to app.log.2) can be met under both, as
-// the indexed file under its old name and as the new content of the
-// other. Each inode is read once: as its own index entry when met there
-// first, else as the current content of the name it was met under.
-type inodeOnce struct {
-	s     *Searcher
-	own   []bool             // file index -> answered as indexed (its own inode)
-	other map[[2]uint64]bool // inodes read as another name's current content
-	byIno map[[2]uint64]int  // indexed inode -> file index
-}
-
-func (o *inodeOnce) take(fi int, f *File, h *live.Handle) bool {
-	if o.own == nil {
-		o.own = make([]bool, len(o.s.files))
-	}
-	if h.Stale() == nil {
-		rec := f.Record()
-		if o.other[[2]uint64{rec.Dev, rec.Ino}] {
-			return false
-		}
-		o.own[fi] = true
-		return true
-	}
-	dev, ino, ok := h.Identity()
-	if !ok {
-		return true // gone or unreadable: nothing is read
-	}
-	k := [2]uint64{dev, ino}
-	if o.other[k] {
-		return false
-	}
-	if o.byIno == nil {
-		o.byIno = o.s.indexedInodes()
-	}
-	if j, ok := o.byIno[k]; ok && j != fi && o.own[j] {
-		return false
-	}
-	if o.other == nil {
-		o.other = map[[2]uint64]bool{}
-	}
-	o.other[k] = true
-	return true
-}
-
 // renamed is a copy of f under the name its file has now (newRel, from
 // live.Handle.Moved: the same directory, another name).
 func (f *File) renamed(newRel string) *File {
@@ -450,20 +427,6 @@ func (f *File) renamed(newRel string) *File {
 // the indexed one, which was renamed away).
 func (f *File) atPath() *File {
 	return &File{ID: f.ID, Path: f.Path, s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, atPathNow: true}
-}
-
-// indexedInodes maps each indexed file's inode to its index in s.files.
-func (s *Searcher) indexedInodes() map[[2]uint64]int {
-	s.inodesOnce.Do(func() {
-		s.inodes = make(map[[2]uint64]int, len(s.files))
-		for i, f := range s.files {
-			rec := f.Record()
-			if rec.Compression == "" {
-				s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
-			}
-		}
-	})
-	return s.inodes
 }
 
 // countBudget is what a search may still read only to count hits past the

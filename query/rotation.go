@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/logdex/logdex/query/live"
 )
 
 // datedSuffix is compiled on first use: every search process would pay
@@ -96,3 +98,63 @@ func (f *File) Log() string { return f.log }
 
 // Rotation is 0 for a log's live file, and counts up into its past.
 func (f *File) Rotation() int { return f.rotation }
+
+// inodeOnce keeps a search from reading one file twice when logs are
+// rotated while it runs: a file renamed from one indexed name to another
+// (logrotate shifting app.log.1 to app.log.2) can be met under both, as
+// the indexed file under its old name and as the new content of the
+// other. Each inode is read once: as its own index entry when met there
+// first, else as the current content of the name it was met under.
+type inodeOnce struct {
+	s     *Searcher
+	own   []bool             // file index -> answered as indexed (its own inode)
+	other map[[2]uint64]bool // inodes read as another name's current content
+	byIno map[[2]uint64]int  // indexed inode -> file index
+}
+
+func (o *inodeOnce) take(fi int, f *File, h *live.Handle) bool {
+	if o.own == nil {
+		o.own = make([]bool, len(o.s.files))
+	}
+	if h.Stale() == nil {
+		rec := f.Record()
+		if o.other[[2]uint64{rec.Dev, rec.Ino}] {
+			return false
+		}
+		o.own[fi] = true
+		return true
+	}
+	dev, ino, ok := h.Identity()
+	if !ok {
+		return true // gone or unreadable: nothing is read
+	}
+	k := [2]uint64{dev, ino}
+	if o.other[k] {
+		return false
+	}
+	if o.byIno == nil {
+		o.byIno = o.s.indexedInodes()
+	}
+	if j, ok := o.byIno[k]; ok && j != fi && o.own[j] {
+		return false
+	}
+	if o.other == nil {
+		o.other = map[[2]uint64]bool{}
+	}
+	o.other[k] = true
+	return true
+}
+
+// indexedInodes maps each indexed file's inode to its index in s.files.
+func (s *Searcher) indexedInodes() map[[2]uint64]int {
+	s.inodesOnce.Do(func() {
+		s.inodes = make(map[[2]uint64]int, len(s.files))
+		for i, f := range s.files {
+			rec := f.Record()
+			if rec.Compression == "" {
+				s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
+			}
+		}
+	})
+	return s.inodes
+}

@@ -351,14 +351,19 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 	stopped := false
 	for t := range order {
 		<-t.done
-		if t.kind == taskQuiet {
+		if t.kind == taskCounted {
 			if err := flushFile(); err != nil {
 				return err
 			}
 			cur = nil
-			for _, f := range t.quiet {
-				if err := opt.PerFile(f, 0); err != nil {
-					return err
+			for _, c := range t.counted {
+				st.Total += c.n
+				st.Candidates += c.cands
+				st.Verified += c.verified
+				if opt.PerFile != nil {
+					if err := opt.PerFile(c.f, c.n); err != nil {
+						return err
+					}
 				}
 			}
 			continue

@@ -64,8 +64,8 @@ type spanRef struct {
 type Searcher struct {
 	ix       *mmapstore.Index
 	segs     []*mmapstore.Segment
-	files    []*File // sorted by Path
-	byID     map[uint64]*File
+	files    []*File           // sorted by Path
+	byID     mmapstore.IDIndex // file id -> index into files
 	logs     *live.Set
 	workers  int
 	noInline bool // tests: always use the worker pipeline
@@ -115,38 +115,77 @@ type Scope struct {
 
 // path returns the display path of rec if it lies in the scope.
 func (sc Scope) path(rec mmapstore.FileRecord) (string, bool) {
-	if rec.Root != sc.Root {
-		return "", false
+	b, ok := sc.appendPath(nil, rec.Root, rec.Path)
+	return string(b), ok
+}
+
+// appendPath appends to b the display path of the file at path p beneath
+// root if it lies in the scope.
+func (sc Scope) appendPath(b []byte, root int, p string) ([]byte, bool) {
+	if root != sc.Root {
+		return b, false
 	}
-	rel := rec.Path
+	rel := p
 	switch {
 	case sc.IsFile:
-		return sc.Display, rec.Path == sc.Rel
+		if p != sc.Rel {
+			return b, false
+		}
+		return append(b, sc.Display...), true
 	case sc.Rel == "":
-	case strings.HasPrefix(rec.Path, sc.Rel+"/"):
-		rel = rec.Path[len(sc.Rel)+1:]
+	case len(p) > len(sc.Rel) && p[len(sc.Rel)] == '/' && strings.HasPrefix(p, sc.Rel):
+		rel = p[len(sc.Rel)+1:]
 	default:
-		return "", false
+		return b, false
 	}
-	return mmapstore.DisplayPath(mmapstore.Root{Given: sc.Display}, rel), true
+	return mmapstore.AppendDisplayPath(b, mmapstore.Root{Given: sc.Display}, rel), true
 }
 
 // NewScopedSearcher prepares ix for searching the files beneath the
 // scopes only. A file in several scopes is seen once, under the first.
+//
+// An index may list 100,000 small files, and a search over them is timed
+// against grep -r: the files, their live views, their display paths and
+// their span lists are each one allocation for all files, not one per
+// file.
 func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
-	s := &Searcher{ix: ix, segs: ix.Segments(), byID: map[uint64]*File{}, logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
+	s := &Searcher{ix: ix, segs: ix.Segments(), logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
 	if loc, err := time.LoadLocation(ix.TZ()); err == nil {
 		s.loc = loc
 	}
-	for _, rec := range ix.Files() {
+	recs := ix.FileRecords()
+	lfs := s.logs.TrackAll(recs)
+	longest := 0
+	for _, sc := range scopes {
+		longest = max(longest, len(sc.Display))
+	}
+	pathBytes := 0
+	for i := range recs {
+		pathBytes += len(recs[i].Path) + longest + 1
+	}
+	paths := make([]byte, 0, pathBytes)
+	ends := make([]int, 0, len(recs))
+	store := make([]File, 0, len(recs))
+	for i := range recs {
+		rec := &recs[i]
 		for _, sc := range scopes {
-			if path, ok := sc.path(rec); ok {
-				f := &File{ID: rec.ID, Path: path, s: s, lf: s.logs.Track(rec)}
-				s.files = append(s.files, f)
-				s.byID[f.ID] = f
+			var ok bool
+			if paths, ok = sc.appendPath(paths, rec.Root, rec.Path); ok {
+				store = append(store, File{ID: rec.ID, s: s, lf: &lfs[i]})
+				ends = append(ends, len(paths))
 				break
 			}
 		}
+	}
+	all := string(paths)
+	s.files = make([]*File, len(store))
+	for i := range store {
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		store[i].Path = all[from:ends[i]]
+		s.files[i] = &store[i]
 	}
 	for _, sk := range ix.Skipped() {
 		if !sk.Unreadable {
@@ -164,15 +203,50 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		}
 	}
 	sort.Slice(s.unreadable, func(i, j int) bool { return s.unreadable[i].Path < s.unreadable[j].Path })
+	s.spansOfFiles(store)
+	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
+		slices.SortStableFunc(s.files, byPath)
+	}
+	s.byID = mmapstore.NewIDIndex(len(s.files), func(i int) uint64 { return s.files[i].ID })
+	assignRotations(s.files)
+	return s
+}
+
+// spansOfFiles gives each file its spans, in file offset order, all in
+// one slice.
+func (s *Searcher) spansOfFiles(store []File) {
+	pos := mmapstore.NewIDIndex(len(store), func(i int) uint64 { return store[i].ID })
+	// Two passes: count each file's spans, then place them.
+	counts := make([]int32, len(store)+1)
+	total := 0
+	for _, seg := range s.segs {
+		files := seg.Files()
+		for _, sp := range seg.Spans() {
+			if i, ok := pos.Find(files[sp.File].ID); ok {
+				counts[i+1]++
+				total++
+			}
+		}
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1] // now: where file i's spans start
+	}
+	refs := make([]spanRef, total)
 	for si, seg := range s.segs {
 		files := seg.Files()
 		for spi, sp := range seg.Spans() {
-			if f, ok := s.byID[files[sp.File].ID]; ok {
+			if i, ok := pos.Find(files[sp.File].ID); ok {
+				f := &store[i]
+				if f.spans == nil {
+					f.spans = refs[counts[i]:counts[i]:counts[i+1]]
+				}
 				f.spans = append(f.spans, spanRef{si, spi})
 			}
 		}
 	}
-	for _, f := range s.files {
+	for i := range store {
+		f := &store[i]
 		if len(f.spans) > 1 { // (most small files have one)
 			sort.Slice(f.spans, func(i, j int) bool {
 				a, b := f.spans[i], f.spans[j]
@@ -180,12 +254,6 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 			})
 		}
 	}
-	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
-	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
-		slices.SortStableFunc(s.files, byPath)
-	}
-	assignRotations(s.files)
-	return s
 }
 
 // AssumeSeen takes what the indexing run that just ended found at the
@@ -235,8 +303,11 @@ func (s *Searcher) Files() []*File { return s.files }
 
 // FileByID finds a file by its index id.
 func (s *Searcher) FileByID(id uint64) (*File, bool) {
-	f, ok := s.byID[id]
-	return f, ok
+	i, ok := s.byID.Find(id)
+	if !ok {
+		return nil, false
+	}
+	return s.files[i], true
 }
 
 // OpenFile opens f beneath its root. The returned file may differ from the

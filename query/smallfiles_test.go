@@ -11,12 +11,13 @@ import (
 )
 
 // TestManySmallFilesCounts: counting over more files than one batch of
-// quiet files holds gives every file its count, in path order, whether it
-// has hits that need no reading (a word), hits to verify (a literal), or
-// none; a file appended to after indexing is counted as it is now.
+// counted files holds (and than a pass looks ahead at) gives every file
+// its count, in path order, and the right total, whether it has hits that
+// need no reading (a word), hits to verify (a literal), or none; a file
+// appended to after indexing is counted as it is now.
 func TestManySmallFilesCounts(t *testing.T) {
 	root := t.TempDir()
-	const n = 3*quietBatch + 7
+	const n = 3*countedBatch + 7
 	for i := range n {
 		dir := filepath.Join(root, fmt.Sprintf("d%d", i/300))
 		must(t, os.MkdirAll(dir, 0o755))
@@ -59,7 +60,7 @@ func TestManySmallFilesCounts(t *testing.T) {
 			must(t, err)
 			var got []string
 			counts := map[string]int64{}
-			_, err = s.Search(context.Background(), q, Options{PerFile: func(f *File, c int64) error {
+			st, err := s.Search(context.Background(), q, Options{PerFile: func(f *File, c int64) error {
 				got = append(got, f.Path)
 				counts[f.Path] = c
 				return nil
@@ -73,6 +74,7 @@ func TestManySmallFilesCounts(t *testing.T) {
 					t.Fatalf("out of order: %q before %q", got[i-1], got[i])
 				}
 			}
+			var total int64
 			for i := range n {
 				p := filepath.Join(root, fmt.Sprintf("d%d", i/300), fmt.Sprintf("f%04d.log", i))
 				w := tc.per(i)
@@ -82,7 +84,63 @@ func TestManySmallFilesCounts(t *testing.T) {
 				if counts[p] != w {
 					t.Fatalf("%s: %d, want %d", p, counts[p], w)
 				}
+				total += w
+			}
+			if st.Total != total {
+				t.Fatalf("total %d, want %d", st.Total, total)
 			}
 		})
+	}
+}
+
+// BenchmarkManySmallFiles counts a word (answered by the index) and a
+// literal (verified in the files) over 20,000 files of a few lines, as
+// `logdex search --no-update -c` does after opening the index: a new
+// searcher and one pass that looks at every file. The cost is per file.
+func BenchmarkManySmallFiles(b *testing.B) {
+	root := b.TempDir()
+	const n = 20_000
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", i/1000))
+		if i%1000 == 0 {
+			mustB(b, os.MkdirAll(dir, 0o755))
+		}
+		text := fmt.Sprintf("2026-03-01T10:00:00Z host%d svc: request accepted id=%d\n", i%50, i)
+		if i%2 == 0 {
+			text += "2026-03-01T10:00:01Z host1 svc: connection timeout\n"
+		}
+		if i%70 == 0 {
+			text += "2026-03-01T10:00:02Z host1 svc: login failed for user\n"
+		}
+		mustB(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("app-%06d.log", i)), []byte(text), 0o644))
+	}
+	ix := testIndex(b, 0, root).Index()
+	for _, bc := range []struct {
+		name string
+		q    string
+		mode lang.Mode
+	}{{"word", "timeout", lang.ModeQuery}, {"literal", "login failed", lang.ModeLiteral}} {
+		q, err := Compile([]string{bc.q}, bc.mode, bc.mode == lang.ModeQuery)
+		mustB(b, err)
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				s := NewSearcher(ix, nil)
+				files := 0
+				if _, err := s.Search(context.Background(), q, Options{PerFile: func(*File, int64) error { files++; return nil }}, nil); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				if files != n {
+					b.Fatalf("%d files counted, want %d", files, n)
+				}
+			}
+		})
+	}
+}
+
+func mustB(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
 	}
 }

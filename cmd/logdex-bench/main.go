@@ -67,6 +67,7 @@ type config struct {
 	liveFiles     int      // files appended to,
 	liveQPS       float64  // searches a second meanwhile
 	smallFiles    int      // smallfiles section: files in the tree
+	smallBase     string   // --smallfiles-baseline: another logdex binary timed beside (same index format)
 	args          []string // as given, for the reproduce line
 }
 
@@ -112,6 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.liveSeconds, "live-seconds", 60, "live section: seconds of appending")
 	fs.IntVar(&c.liveFiles, "live-files", 20, "live section: files appended to")
 	fs.IntVar(&c.smallFiles, "small-files", 100_000, "smallfiles section: files in the tree (a few lines each)")
+	fs.StringVar(&c.smallBase, "smallfiles-baseline", "", "smallfiles section: also time this logdex `binary` (of the same index format), interleaved, as a baseline")
 	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index); 0: none, to see indexing alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -180,7 +182,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		c.cacheDir = filepath.Join(base, "logdex-bench")
 	}
-	for _, p := range []*string{&c.cacheDir, &c.corpusDir, &c.indexDir, &c.logdexBin} {
+	for _, p := range []*string{&c.cacheDir, &c.corpusDir, &c.indexDir, &c.logdexBin, &c.smallBase} {
 		if *p != "" {
 			abs, err := filepath.Abs(*p)
 			if err != nil {

@@ -41,6 +41,9 @@ type SmallFilesQuery struct {
 const (
 	engNoUpdate = "logdex -c --no-update"
 	engDefault  = "logdex -c (default: update first)"
+	// the same with --smallfiles-baseline's binary
+	engBaseNoUpdate = "baseline -c --no-update"
+	engBaseDefault  = "baseline -c (default)"
 )
 
 // smallWords make up the lines: "timeout" is in about one file in two,
@@ -126,15 +129,23 @@ func (b *bench) smallFilesSection() error {
 	for _, d := range []qdef{term("word in half the files", "timeout"), literal("selective literal", "login failed", "")} {
 		q := &SmallFilesQuery{qdef: d, Times: map[string]*Dist{}}
 		res.Queries = append(res.Queries, q)
-		noUpdate := b.cliEngine(ix, c, d)
-		noUpdate.name = engNoUpdate
-		args := append([]string{"search", "--index", ix, "-c"}, d.Logdex...)
-		update := &engine{name: engDefault, counted: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
-			r, err := runProc(b.ctx, nil, nil, 1, b.bin, args...)
-			n, per := sumCounts(r.Stdout, c.Dir)
-			return []time.Duration{r.Wall}, n, per, err
-		}}
-		es := []*engine{noUpdate, update, b.grepEngine(c, d)}
+		count := func(name, bin string, noUpdate bool) *engine {
+			args := []string{"search", "--index", ix, "-c"}
+			if noUpdate {
+				args = append(args, "--no-update")
+			}
+			args = append(args, d.Logdex...)
+			return &engine{name: name, counted: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
+				r, err := runProc(b.ctx, nil, nil, 1, bin, args...)
+				n, per := sumCounts(r.Stdout, c.Dir)
+				return []time.Duration{r.Wall}, n, per, err
+			}}
+		}
+		noUpdate := count(engNoUpdate, b.bin, true)
+		es := []*engine{noUpdate, count(engDefault, b.bin, false), b.grepEngine(c, d)}
+		if b.cfg.smallBase != "" {
+			es = append(es, count(engBaseNoUpdate, b.cfg.smallBase, true), count(engBaseDefault, b.cfg.smallBase, false))
+		}
 		if toolVersion("rg", "--version") != "" {
 			es = append(es, b.rgEngine(c, d))
 		}
@@ -176,6 +187,20 @@ func (r *Report) mdSmallFiles(p printf) {
 		}
 		p("| %s `%s` | %s | %s | %s | %s | %s | %s | %s |\n", q.Kind, mdCode(q.Text), hits, cell(q.Times[engNoUpdate]), cell(q.Times[engDefault]),
 			cell(q.Times["grep"]), cell(q.Times["rg"]), over(engNoUpdate), over(engDefault))
+	}
+	if x.Queries != nil && x.Queries[0].Times[engBaseNoUpdate] != nil {
+		p("\nAgainst the baseline binary (`--smallfiles-baseline`), in the same interleaved runs:\n\n")
+		p("| query | baseline --no-update | this --no-update | speed-up | baseline default | this default | speed-up |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, q := range x.Queries {
+			up := func(base, this string) string {
+				if b, t := q.Times[base], q.Times[this]; b != nil && t != nil && t.Median > 0 {
+					return ratio(b.Median / t.Median)
+				}
+				return ""
+			}
+			p("| %s `%s` | %s | %s | %s | %s | %s | %s |\n", q.Kind, mdCode(q.Text), cell(q.Times[engBaseNoUpdate]), cell(q.Times[engNoUpdate]),
+				up(engBaseNoUpdate, engNoUpdate), cell(q.Times[engBaseDefault]), cell(q.Times[engDefault]), up(engBaseDefault, engDefault))
+		}
 	}
 	p("\nWhole processes, interleaved: `logdex search [--no-update] --index INDEX -c ARGS`, `LC_ALL=C grep -rc GREP_ARGS DIR`, " +
 		"`rg -c RG_ARGS DIR` (word: `-i -w`; literal: `-F`). The default search first brings the index up to date " +

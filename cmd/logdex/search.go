@@ -219,13 +219,17 @@ func (e *env) search(args []string) int {
 	}
 	var fn func(*query.Hit) error
 	if sf.count {
+		// grep -rc prints a line for every file: no fmt, no allocation.
+		var num []byte
 		opt.PerFile = func(f *query.File, n int64) error {
 			if withPath {
-				fmt.Fprintf(out, "%s:%d\n", f.Path, n)
-			} else {
-				fmt.Fprintf(out, "%d\n", n)
+				out.WriteString(f.Path)
+				out.WriteByte(':')
 			}
-			return nil
+			num = strconv.AppendInt(num[:0], n, 10)
+			num = append(num, '\n')
+			_, err := out.Write(num)
+			return err
 		}
 	} else if withContext {
 		opt.Text = false
@@ -346,7 +350,7 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 	var seen []logfile.Seen
 	if ix == nil {
 		if !noUpdate || roots == nil {
-			if seen, err = e.updateForSearch(dir, build, true); err != nil {
+			if ix, seen, err = e.updateForSearch(dir, build, true); err != nil {
 				if roots == nil || errors.Is(err, context.Canceled) {
 					return nil, err
 				}
@@ -356,6 +360,8 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 				fmt.Fprintf(e.stderr, "logdex: warning: the index could not be updated (%v); searching it as it is (files added since are not searched; changed ones are read from the logs)\n", err)
 			}
 		}
+	}
+	if ix == nil { // (an update that changed nothing handed over the index it read)
 		ix, err = mmapstore.Open(dir)
 		if errors.Is(err, mmapstore.ErrVersion) && noUpdate {
 			// An index this build cannot read answers nothing: rebuild it
@@ -401,21 +407,25 @@ func (oi *openedIndex) close() {
 // and SIGTERM stop the indexer cleanly. The handler lives only as long:
 // installing one starts a thread, a cost every search would pay.
 func (e *env) updateInterruptibly(dir string, build []string, progress bool) error {
-	_, err := e.updateForSearch(dir, build, progress)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err := e.updateIndexOpt(ctx, indexer.Options{Dir: dir, Roots: build}, progress, zerolog.WarnLevel)
 	return err
 }
 
 // updateForSearch is updateInterruptibly returning what the run's walk
-// found at the files' paths, which the search then need not look at again.
-func (e *env) updateForSearch(dir string, build []string, progress bool) ([]logfile.Seen, error) {
+// found at the files' paths, which the search then need not look at again,
+// and, when the run changed nothing, the index it read and checked (else
+// nil: the caller opens it).
+func (e *env) updateForSearch(dir string, build []string, progress bool) (*mmapstore.Index, []logfile.Seen, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := indexer.Options{Dir: dir, Roots: build, ReportSeen: true}
+	opt := indexer.Options{Dir: dir, Roots: build, ReportSeen: true, OpenIndex: true}
 	res, err := e.updateIndexOpt(ctx, opt, progress, zerolog.WarnLevel)
 	if err != nil || res == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res.Seen, nil
+	return res.Index, res.Seen, nil
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.

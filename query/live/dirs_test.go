@@ -2,8 +2,10 @@ package live
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -92,5 +94,65 @@ func TestAssumeSeen(t *testing.T) {
 	}
 	if n := s.Lookups(); n != 1 {
 		t.Fatalf("%d lstats, want 1 (other.log's record is not at the path seen)", n)
+	}
+}
+
+// TestLookAhead: a pass that looks ahead finds every file as a pass that
+// does not (unchanged, grown, deleted, replaced, a directory in a file's
+// place), in several directories, whatever the point where the pass and
+// the look-ahead meet; the look-ahead ends with the pass.
+func TestLookAhead(t *testing.T) {
+	dir := t.TempDir()
+	const n = lookAheadMin + 300
+	var recs []mmapstore.FileRecord
+	for i := range n {
+		recs = append(recs, indexed(t, dir, fmt.Sprintf("d%d/f%05d.log", i/400, i), "line\n", uint64(i+1)))
+	}
+	for i := 0; i < n; i += 97 {
+		p := filepath.Join(dir, filepath.FromSlash(recs[i].Path))
+		switch i % 4 {
+		case 0:
+			must(t, os.Remove(p))
+		case 1:
+			must(t, os.Remove(p))
+			must(t, os.Mkdir(p, 0o755))
+		case 2:
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			_, err = f.WriteString("more\n")
+			must(t, err)
+			must(t, f.Close())
+		case 3:
+			must(t, os.Remove(p))
+			must(t, os.WriteFile(p, []byte("other\n"), 0o644))
+		}
+	}
+	s := NewSet([]mmapstore.Root{{Abs: dir}})
+	defer s.Close()
+	files := make([]*File, n)
+	for i := range recs {
+		files[i] = s.Track(recs[i])
+	}
+	pass := func(ahead bool, stopAt int) []string {
+		c := s.Dirs()
+		defer c.Close()
+		if ahead {
+			c.LookAhead(n, func(i int) *File { return files[i] })
+		}
+		var out []string
+		for i, f := range files[:stopAt] {
+			c.At(i)
+			h, err := s.StatIn(c, f, false)
+			must(t, err)
+			out = append(out, fmt.Sprintf("%v %d", h.Stale(), h.Size()))
+			h.Close()
+		}
+		return out
+	}
+	want := pass(false, n)
+	for _, stopAt := range []int{n, n / 2, 1} {
+		if got := pass(true, stopAt); !slices.Equal(got, want[:stopAt]) {
+			t.Fatalf("stopping at %d: looking ahead found another state", stopAt)
+		}
 	}
 }

@@ -38,7 +38,7 @@ func (s *Set) moved(f *File) *Handle {
 	}
 	h := &Handle{f: fh, size: st.Size(), moved: newRel}
 	h.dev, h.ino = logfile.StatIDs(st)
-	if h.dev != f.rec.Dev || h.ino != f.rec.Ino || h.size < indexedSize(&f.rec) {
+	if h.dev != f.rec.Dev || h.ino != f.rec.Ino || h.size < indexedSize(f.rec) {
 		fh.Close() // renamed again meanwhile, or truncated
 		return nil
 	}

@@ -15,9 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -51,8 +48,9 @@ type Set struct {
 	// indexing (under mu).
 	listings map[dirKey]dirListing
 	// seen: what an indexing run that just ended found at files' paths
-	// (AssumeSeen), by file id; read-only once set.
-	seen map[uint64]*logfile.Seen
+	// (AssumeSeen), found by file id through seenIDs; read-only once set.
+	seen    []logfile.Seen
+	seenIDs mmapstore.IDIndex
 }
 
 type rootDir struct {
@@ -64,7 +62,7 @@ type rootDir struct {
 
 // File is one indexed log file tracked by a Set.
 type File struct {
-	rec   mmapstore.FileRecord
+	rec   *mmapstore.FileRecord     // never modified
 	state atomic.Pointer[fileState] // with a Watch: the last look at it
 }
 
@@ -74,10 +72,21 @@ func NewSet(roots []mmapstore.Root) *Set {
 }
 
 // Track returns the live view of the file rec describes.
-func (s *Set) Track(rec mmapstore.FileRecord) *File { return &File{rec: rec} }
+func (s *Set) Track(rec mmapstore.FileRecord) *File { return &File{rec: &rec} }
+
+// TrackAll returns the live views of recs, which must not change while
+// they are used (an open index's records): one allocation for all, where
+// an index may list 100,000 files.
+func (s *Set) TrackAll(recs []mmapstore.FileRecord) []File {
+	fs := make([]File, len(recs))
+	for i := range recs {
+		fs[i].rec = &recs[i]
+	}
+	return fs
+}
 
 // Record is the file's index record.
-func (f *File) Record() mmapstore.FileRecord { return f.rec }
+func (f *File) Record() mmapstore.FileRecord { return *f.rec }
 
 // SetWatch makes the set trust earlier looks at files that w reports
 // unchanged. Call before use.
@@ -107,10 +116,8 @@ func (s *Set) ChangeSeq() (seq uint64, ok bool) {
 // in the same command. A file whose record names another path (a run since
 // moved it) is looked at. Call before use; not for long-lived sets.
 func (s *Set) AssumeSeen(seen []logfile.Seen) {
-	s.seen = make(map[uint64]*logfile.Seen, len(seen))
-	for i := range seen {
-		s.seen[seen[i].ID] = &seen[i]
-	}
+	s.seen = seen
+	s.seenIDs = mmapstore.NewIDIndex(len(seen), func(i int) uint64 { return seen[i].ID })
 }
 
 // Lookups counts the files looked at with lstat (for tests).
@@ -209,7 +216,7 @@ func (s *Set) Holds(f *File) bool {
 		return false
 	}
 	defer fh.Close()
-	if fi.Size() < indexedSize(&f.rec) {
+	if fi.Size() < indexedSize(f.rec) {
 		return false
 	}
 	same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP)
@@ -254,7 +261,7 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	}
 	h := &Handle{f: fh, size: st.Size()}
 	h.dev, h.ino = logfile.StatIDs(st)
-	rec := &f.rec
+	rec := f.rec
 	if dev, ino := h.dev, h.ino; dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
 		h.stale = ErrReplaced
 		return h, nil
@@ -267,22 +274,6 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	}
 	return h, nil
 }
-
-// sharedFile is an open log file reused across searches; refs counts the
-// handles using it (the cache's own reference included while cached).
-type sharedFile struct {
-	f        *os.File
-	dev, ino uint64
-	refs     int
-	// indexed is the size of the file's indexed bytes, the most a mapping
-	// holds (bytes appended since are read with pread).
-	indexed int64
-	mapOnce sync.Once
-	mapped  []byte // the indexed bytes mapped read-only; nil until asked, or when mapping failed
-}
-
-// maxOpenFiles bounds the log files kept open between searches.
-const maxOpenFiles = 256
 
 // fileState is what lstat said of an indexed file's path.
 type fileState struct {
@@ -312,25 +303,39 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 	if w != nil {
 		st.seq = w.now()
 	}
-	if sn := s.seen[f.rec.ID]; sn != nil && sn.Root == f.rec.Root && sn.Path == f.rec.Path {
+	if i, ok := s.seenIDs.Find(f.rec.ID); ok && s.seen[i].Root == f.rec.Root && s.seen[i].Path == f.rec.Path {
+		sn := &s.seen[i]
 		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
 		return st
 	}
-	s.lstats.Add(1)
-	if d, base := c.of(f); d != nil {
-		ls, err := d.Lstat(base)
-		st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
-	} else if fi, err := dir.Lstat(name); err != nil {
-		st.err = err
-	} else {
-		st.regular, st.size, st.mtime = fi.Mode().IsRegular(), fi.Size(), fi.ModTime().UnixNano()
-		st.dev, st.ino = logfile.StatIDs(fi)
+	if c != nil {
+		if ls, err, ok := c.ahead.take(c, f); ok {
+			st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+			return st
+		}
 	}
+	ls, err := s.lstatIn(c, f, dir, name)
+	st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
 	if w != nil {
 		st.path = filepath.Join(s.rootDir(f.rec.Root).real, name)
 		f.state.Store(&st)
 	}
 	return st
+}
+
+// lstatIn lstats f (at name beneath dir) in c's open directory, or by its
+// path when c has none for it.
+func (s *Set) lstatIn(c *Dirs, f *File, dir *os.Root, name string) (logfile.Stat, error) {
+	s.lstats.Add(1)
+	if d, base := c.of(f); d != nil {
+		return d.Lstat(base)
+	}
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		return logfile.Stat{}, err
+	}
+	dev, ino := logfile.StatIDs(fi)
+	return logfile.Stat{Regular: fi.Mode().IsRegular(), IsDir: fi.IsDir(), Dev: dev, Ino: ino, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}, nil
 }
 
 // Stat checks f against its index record, from lookup when the path holds
@@ -343,7 +348,7 @@ func (s *Set) Stat(f *File, mustRead bool) (*Handle, error) { return s.StatIn(ni
 // path order).
 func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 	st := s.lookup(c, f)
-	rec := &f.rec
+	rec := f.rec
 	if errors.Is(st.err, os.ErrNotExist) {
 		s.forget(rec.ID)
 		if h := s.moved(f); h != nil {
@@ -386,137 +391,6 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 // unchangedHandle stands for every file found as indexed when nothing
 // needs reading (it holds nothing to close).
 var unchangedHandle = &Handle{}
-
-// shared returns the open file for f (the indexed inode), opening it when
-// needed, with a reference for the caller.
-func (s *Set) shared(c *Dirs, f *File) (*sharedFile, error) {
-	rec := &f.rec
-	s.mu.Lock()
-	if sf, ok := s.open[rec.ID]; ok && sf.dev == rec.Dev && sf.ino == rec.Ino {
-		sf.refs++
-		s.mu.Unlock()
-		return sf, nil
-	}
-	s.mu.Unlock()
-	var fh *os.File
-	var st os.FileInfo
-	var err error
-	if d, base := c.of(f); d != nil {
-		fh, st, err = d.Open(base)
-	} else {
-		dir, name, lerr := s.locate(f)
-		if lerr != nil {
-			return nil, lerr
-		}
-		fh, st, err = logfile.Open(dir, name, true)
-	}
-	if err != nil {
-		return nil, err
-	}
-	dev, ino := logfile.StatIDs(st)
-	if dev != rec.Dev || ino != rec.Ino {
-		fh.Close()
-		return nil, ErrReplaced
-	}
-	sf := &sharedFile{f: fh, dev: dev, ino: ino, refs: 1, indexed: indexedSize(rec)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old, ok := s.open[rec.ID]; ok {
-		if old.dev == sf.dev && old.ino == sf.ino {
-			// Another search opened it meanwhile: use that one.
-			fh.Close()
-			old.refs++
-			return old, nil
-		}
-		s.dropLocked(rec.ID, old)
-	}
-	if len(s.open) >= maxOpenFiles {
-		for id, o := range s.open {
-			if o.refs == 1 {
-				s.dropLocked(id, o)
-				break
-			}
-		}
-	}
-	if len(s.open) < maxOpenFiles {
-		sf.refs++ // the cache's reference
-		s.open[rec.ID] = sf
-	}
-	return sf, nil
-}
-
-// forget closes the kept-open file of id, if any, once its users are
-// done: a deleted log must not stay allocated on disk because logdex
-// holds it open.
-func (s *Set) forget(id uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sf, ok := s.open[id]; ok {
-		s.dropLocked(id, sf)
-	}
-}
-
-// dropLocked removes sf from the cache; it closes when its last user is
-// done.
-func (s *Set) dropLocked(id uint64, sf *sharedFile) {
-	delete(s.open, id)
-	s.unrefLocked(sf)
-}
-
-func (s *Set) unrefLocked(sf *sharedFile) {
-	if sf.refs--; sf.refs == 0 {
-		if sf.mapped != nil {
-			unix.Munmap(sf.mapped)
-		}
-		sf.f.Close()
-	}
-}
-
-// Mapped returns the file's indexed bytes mapped into memory (read-only,
-// shared with the page cache), for reading hits without a syscall each:
-// a page of 100 hits a few hundred KB apart was 100 preads. The mapping
-// is made at the first ask and lives as long as the kept-open file, so
-// later searches find its pages already mapped. It is nil when the
-// handle is not the indexed file as indexed (stale), not a kept-open file,
-// or when mapping failed: then read with File.
-//
-// A mapping does not shrink with its file: bytes past a truncation made
-// after the check fault (SIGBUS) where pread would come up short. Read it
-// under debug.SetPanicOnFault and ask Faulted about a recovered panic.
-func (h *Handle) Mapped() []byte {
-	if h == nil || h.shared == nil || h.stale != nil || h.closed.Load() {
-		return nil
-	}
-	sf := h.shared
-	sf.mapOnce.Do(func() {
-		if sf.indexed <= 0 || int64(int(sf.indexed)) != sf.indexed {
-			return
-		}
-		rc, err := sf.f.SyscallConn()
-		if err != nil {
-			return
-		}
-		rc.Control(func(fd uintptr) {
-			if b, err := unix.Mmap(int(fd), 0, int(sf.indexed), unix.PROT_READ, unix.MAP_SHARED); err == nil {
-				sf.mapped = b
-			}
-		})
-	})
-	return sf.mapped
-}
-
-// Faulted reports whether r, a value recovered from a panic while reading
-// h's mapping under debug.SetPanicOnFault, is a memory fault inside that
-// mapping: the file was truncated after it was checked.
-func (h *Handle) Faulted(r any) bool {
-	m := h.Mapped()
-	e, ok := r.(interface{ Addr() uintptr })
-	if !ok || len(m) == 0 {
-		return false
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
-	return e.Addr() >= base && e.Addr()-base < uintptr(len(m))
-}
 
 // Close releases the handle. It is idempotent: every task of a file holds
 // the same handle.
