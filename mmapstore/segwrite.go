@@ -15,7 +15,6 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/vellum"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -101,7 +100,7 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	nterms := in.Terms.Len()
 	starts := blockStarts(nterms, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
 	// The block keys and trigram filters depend on the terms alone: build
-	// them on another core while the postings and FSTs are written.
+	// them on another core while the postings and dictionary are written.
 	type blockSections struct{ keys, filters []byte }
 	blocksDone := make(chan blockSections, 1)
 	go func() {
@@ -138,26 +137,38 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 		return SegmentInfo{}, err
 	}
 
-	// The dictionary: one FST per group of DictGroupBlocks blocks, so that
-	// a lookup loads and verifies tens of KiB, not the whole dictionary.
-	w.begin(SectionFST, true)
-	var groups []byte
-	for g := 0; g*DictGroupBlocks < len(starts); g++ {
-		lo := starts[g*DictGroupBlocks]
+	// The dictionary: every block front-coded and bit-packed, and each
+	// block's offset, so that a lookup decodes one block of at most
+	// BlockTerms terms.
+	w.begin(SectionTermDict, true)
+	offs := make([]byte, 0, 4*(len(starts)+1))
+	var blk []byte
+	base := w.off
+	for b, lo := range starts {
 		hi := nterms
-		if e := (g + 1) * DictGroupBlocks; e < len(starts) {
-			hi = starts[e]
+		if b+1 < len(starts) {
+			hi = starts[b+1]
 		}
-		begin := w.off - w.cur.Offset
-		if err := writeFST(w, in.Terms, refs, lo, hi); err != nil {
+		if w.off-base > 1<<32-1 {
 			<-blocksDone
-			return SegmentInfo{}, err
+			return SegmentInfo{}, fmt.Errorf("term dictionary over 4 GiB")
 		}
-		groups = binary.LittleEndian.AppendUint64(groups, begin)
-		groups = binary.LittleEndian.AppendUint64(groups, w.off-w.cur.Offset-begin)
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(w.off-base))
+		if blk, err = appendDictBlock(blk[:0], lo, hi, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t }, refs); err != nil {
+			<-blocksDone
+			return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
+		}
+		w.Write(blk)
+	}
+	if len(starts) > 0 {
+		if w.off-base > 1<<32-1 {
+			<-blocksDone
+			return SegmentInfo{}, fmt.Errorf("term dictionary over 4 GiB")
+		}
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(w.off-base))
 	}
 	w.end()
-	w.chunkedSection(SectionDictGroups, groups)
+	w.chunkedSection(SectionDictBlocks, offs)
 
 	bs := <-blocksDone
 	w.chunkedSection(SectionTermBlocks, bs.keys)
@@ -167,27 +178,6 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 		return SegmentInfo{}, err
 	}
 	return SegmentInfo{Lines: lt.lines, Terms: in.Terms.Len(), RawBytes: lt.rawBytes, Size: int64(w.off)}, nil
-}
-
-// writeFST writes terms [lo, hi) with their postings references as one
-// vellum FST.
-func writeFST(w *sectionWriter, terms TermSource, refs []uint64, lo, hi int) error {
-	// A smaller registry than vellum's default builds about twice as
-	// fast for 1% more bytes (measured on generated logs).
-	fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
-	if err != nil {
-		return err
-	}
-	for i := lo; i < hi; i++ {
-		t, _, _, _ := terms.Term(i)
-		if err := fb.Insert(t, refs[i]); err != nil {
-			return fmt.Errorf("term dictionary: %w", err)
-		}
-	}
-	if err := fb.Close(); err != nil {
-		return fmt.Errorf("term dictionary: %w", err)
-	}
-	return nil
 }
 
 func appendFiles(b []byte, files []SegFile) []byte {
@@ -307,8 +297,8 @@ func appendDeltaList(b []byte, ids []uint32) []byte {
 	return b
 }
 
-// writePostings writes the postings section and returns each term's FST
-// value. Lists dense enough for roaring's bitmap or run containers to beat
+// writePostings writes the postings section and returns each term's
+// postings reference. Lists dense enough for roaring's bitmap or run containers to beat
 // one uvarint per line are written as roaring; the rest as gaps.
 func writePostings(w *sectionWriter, terms TermSource, force string, packW uint) ([]uint64, error) {
 	refs := make([]uint64, terms.Len())
@@ -324,7 +314,7 @@ func writePostings(w *sectionWriter, terms TermSource, force string, packW uint)
 		}
 		refs[i] = (w.off - base) << 2
 		// Two or three lines go in the reference itself when that is at
-		// most a byte wider than the list's offset: a wider FST output
+		// most a byte wider than the list's offset: a wider reference
 		// costs more than the list saves (measured on generated logs).
 		if n <= 3 && force != PostingsVarint && force != PostingsRoaring {
 			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok && bits.Len64(v<<2|PostingsPacked) <= bits.Len64(refs[i])+8 {
@@ -440,11 +430,7 @@ func blockKey(b, st int, term func(int) []byte) []byte {
 	if b == 0 {
 		return t
 	}
-	prev := term(st - 1)
-	l := 0
-	for l < len(prev) && l < len(t) && prev[l] == t[l] {
-		l++
-	}
+	l := commonPrefix(term(st-1), t)
 	return t[:min(l+1, len(t))]
 }
 
