@@ -57,15 +57,21 @@ func prefix8(b []byte) uint64 {
 	return binary.LittleEndian.Uint64(p[:])
 }
 
+// resize rehashes into n slots. A slot carries its term's hash, so the
+// terms themselves are not read again (on a dictionary of random ids
+// rehashing from the arena was a cache miss and a hash per term per
+// doubling).
 func (t *termTable) resize(n int) {
+	old := t.slots
 	t.slots = make([]slot, n)
 	t.mask = uint64(n - 1)
-	for i := 0; i < t.n; i++ {
-		term := t.term(i)
-		h32 := t.hash32(t.seed, term)
-		for j := uint64(h32) & t.mask; ; j = (j + 1) & t.mask {
+	for _, s := range old {
+		if s.hidx == 0 {
+			continue
+		}
+		for j := s.hidx >> 32 & t.mask; ; j = (j + 1) & t.mask {
 			if t.slots[j].hidx == 0 {
-				t.slots[j] = slot{uint64(h32)<<32 | uint64(i+1), prefix8(term)}
+				t.slots[j] = s
 				break
 			}
 		}

@@ -40,6 +40,16 @@ func BenchmarkQueries(b *testing.B) {
 		// No term to narrow by: every byte is scanned.
 		{"scan-literal", lang.ModeLiteral, "] ["},
 		{"scan-regex", lang.ModeRegex, `[A-Z]{4,} [0-9]+`},
+		// The high-cardinality corpus (fixtures/loggen -profile highcard):
+		// a trace id whole, as a word, in part, by prefix and in a regex.
+		{"hc-trace-literal", lang.ModeLiteral, "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"hc-trace-word", lang.ModeQuery, "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{"hc-trace-prefix", lang.ModeQuery, "4bf92f3577b3*"},
+		{"hc-partial8", lang.ModeLiteral, "77b34da6"},
+		{"hc-infix6", lang.ModeLiteral, "0e0e47"},
+		{"hc-ipport", lang.ModeLiteral, "10.42.7.19:51234"},
+		{"hc-order", lang.ModeLiteral, "ORD-2026-0004417"},
+		{"hc-regex-id", lang.ModeRegex, `4bf92f35[0-9a-f]+`},
 	} {
 		q, err := Compile([]string{tc.q}, tc.mode, false)
 		if err != nil {
