@@ -2,6 +2,7 @@ package mmapstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -56,6 +57,7 @@ func dictBlockCases() []blockCase {
 		{"every byte", randTerms(64, string(all), 1, 40), refs(64, 64)},
 		{"longest terms", []string{long[:MaxTermLen-1] + "a", long[:MaxTermLen-1] + "b", long}, refs(3, 64)},
 		{"zero refs", []string{"x", "y"}, []uint64{0, 0}},
+		{"mixed refs", randTerms(64, "0123456789abcdef", 16, 16), append(refs(60, 19), refs(4, 40)...)},
 		{"256 terms", randTerms(256, "ab", 1, 16), refs(256, 8)},
 	}
 }
@@ -95,9 +97,12 @@ func TestDictBlockRoundTrip(t *testing.T) {
 			for _, t := range c.terms {
 				text += len(t)
 			}
-			if b[4] != alphaHex || len(b) > text*6/10+64*5 {
-				t.Fatalf("hex block: kind %d, %d bytes for %d bytes of text", b[4], len(b), text)
+			if b[5] != alphaHex || len(b) > text*6/10+64*5 {
+				t.Fatalf("hex block: kind %d, %d bytes for %d bytes of text", b[5], len(b), text)
 			}
+		}
+		if c.name == "mixed refs" && (b[3] != 19 || b[4] != 40) {
+			t.Fatalf("mixed refs: widths %d and %d, want 19 and 40", b[3], b[4])
 		}
 		// An early stop sees a prefix of the terms.
 		k := 0
@@ -139,34 +144,44 @@ func TestDictBlockDecoderRejects(t *testing.T) {
 	if _, _, err := decodeAll(append(bytes.Clone(good), 0)); err == nil {
 		t.Fatal("a byte past the end: decoded")
 	}
-	enc := func(n, wp, ws, wr, kind byte, alpha string, fields ...[2]uint64) []byte {
-		b := append([]byte{n, wp, ws, wr, kind}, alpha...)
-		w := bitWriter{b: b}
-		for _, f := range fields {
-			w.put(f[0], uint(f[1]))
+	// enc makes a block with one reference width: records, then symbols.
+	type f = [2]uint64 // value, width
+	enc := func(n, wp, ws, wr, kind byte, alpha string, recs []f, syms ...f) []byte {
+		var w bitWriter
+		for _, x := range recs {
+			w.put(x[0], uint(x[1]))
 		}
-		return w.flush()
+		recBits := uint64(len(w.b))*8 + uint64(w.nacc)
+		for _, x := range syms {
+			w.put(x[0], uint(x[1]))
+		}
+		b := append([]byte{n, wp, ws, wr, wr, kind}, alpha...)
+		b = binary.AppendUvarint(b, recBits)
+		return append(b, w.flush()...)
 	}
 	for _, c := range []struct {
 		name string
 		b    []byte
 	}{
-		{"prefix width", enc(0, 9, 1, 0, 1, "a")},
-		{"suffix width", enc(0, 1, 9, 0, 1, "a")},
-		{"ref width", enc(0, 1, 1, 65, 1, "a")},
-		{"alphabet kind", enc(0, 1, 1, 0, 200, "")},
-		{"alphabet not ascending", enc(0, 1, 1, 0, 2, "ba", [2]uint64{0, 1}, [2]uint64{1, 1}, [2]uint64{0, 1})},
-		{"alphabet cut", enc(0, 1, 1, 0, 3, "a")},
-		{"first term with a prefix", enc(0, 1, 1, 0, 1, "a", [2]uint64{1, 1}, [2]uint64{1, 1})},
-		{"empty suffix", enc(0, 1, 1, 0, 1, "a", [2]uint64{0, 1}, [2]uint64{0, 1})},
-		{"symbol outside the alphabet", enc(0, 0, 1, 0, 3, "abc", [2]uint64{1, 1}, [2]uint64{3, 2})},
+		{"prefix width", enc(0, 9, 1, 0, 1, "a", nil)},
+		{"suffix width", enc(0, 1, 9, 0, 1, "a", nil)},
+		{"ref width", enc(0, 1, 1, 65, 1, "a", nil)},
+		{"narrow wider than wide", func() []byte { b := enc(0, 1, 1, 1, 1, "a", []f{{0, 1}, {1, 1}, {0, 1}}); b[3] = 2; return b }()},
+		{"alphabet kind", enc(0, 1, 1, 0, 200, "", nil)},
+		{"alphabet not ascending", enc(0, 1, 1, 0, 2, "ba", []f{{0, 1}, {1, 1}}, f{0, 1})},
+		{"alphabet cut", enc(0, 1, 1, 0, 3, "a", nil)},
+		{"first term with a prefix", enc(0, 1, 1, 0, 1, "a", []f{{1, 1}, {1, 1}})},
+		{"empty suffix", enc(0, 1, 1, 0, 1, "a", []f{{0, 1}, {0, 1}})},
+		{"symbol outside the alphabet", enc(0, 0, 1, 0, 3, "abc", []f{{1, 1}}, f{3, 2})},
 		// "b" then "a" (prefix 0, suffix 1 each).
-		{"out of order", enc(1, 0, 1, 0, 2, "ab", [2]uint64{1, 1}, [2]uint64{1, 1}, [2]uint64{1, 1}, [2]uint64{0, 1})},
+		{"out of order", enc(1, 0, 1, 0, 2, "ab", []f{{1, 1}, {1, 1}}, f{1, 1}, f{0, 1})},
 		// "a" then "a" again.
-		{"repeated", enc(1, 1, 1, 0, 1, "a", [2]uint64{0, 1}, [2]uint64{1, 1}, [2]uint64{0, 1}, [2]uint64{1, 1})},
-		{"prefix past the previous term", enc(1, 2, 1, 0, 1, "a", [2]uint64{0, 2}, [2]uint64{1, 1}, [2]uint64{2, 2}, [2]uint64{1, 1})},
-		{"term too long", enc(1, 8, 8, 0, alphaIdentity, "", [2]uint64{0, 8}, [2]uint64{255, 8}, [2]uint64{255, 8}, [2]uint64{1, 8})},
-		{"header only", []byte{0, 0, 1, 0, 1}},
+		{"repeated", enc(1, 1, 1, 0, 1, "a", []f{{0, 1}, {1, 1}, {0, 1}, {1, 1}})},
+		{"prefix past the previous term", enc(1, 2, 1, 0, 1, "a", []f{{0, 2}, {1, 1}, {2, 2}, {1, 1}})},
+		{"term too long", enc(1, 8, 8, 0, alphaIdentity, "", []f{{0, 8}, {255, 8}, {255, 8}, {1, 8}})},
+		{"records longer than declared", func() []byte { b := enc(0, 1, 1, 0, 1, "a", []f{{0, 1}, {1, 1}}); b[7] = 1; return b }()},
+		{"records past the block", func() []byte { b := enc(0, 1, 1, 0, 1, "a", []f{{0, 1}, {1, 1}}); b[7] = 9; return b }()},
+		{"header only", []byte{0, 0, 1, 0, 0, 1}},
 	} {
 		if ts, _, err := decodeAll(c.b); err == nil {
 			t.Fatalf("%s: decoded %q", c.name, ts)
@@ -185,7 +200,7 @@ func FuzzDictBlock(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Add([]byte{0, 0, 1, 0, 1, 'a', 1})
+	f.Add([]byte{0, 0, 1, 0, 0, 1, 'a', 1, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ts, rs, err := decodeAll(b)
 		if err != nil {

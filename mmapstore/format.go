@@ -44,10 +44,11 @@ const (
 	//      25 MB of JSON and half a second to decode.
 	//   5: the vellum FSTs are gone: the dictionary is its blocks, each
 	//      front-coded with its suffixes bit-packed over the block's
-	//      alphabet (4 bits a hex digit) and fixed-width prefix, suffix
-	//      and reference fields; section 13 holds each block's offset.
-	//      The highcard index shrank from 30% to 24% of the logs, and
-	//      indexing no longer builds FSTs.
+	//      alphabet (4 bits a hex digit), fixed-width prefix and suffix
+	//      fields and references at a narrow or a wide width; section 13
+	//      holds each block's offset. Two or three line ids are packed in
+	//      the reference whenever they fit. The highcard index shrank from
+	//      30% to 24% of the logs, and indexing no longer builds FSTs.
 	FormatVersion = 5
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 5

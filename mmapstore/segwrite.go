@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
-	"math/bits"
 	"os"
 	"slices"
 
@@ -313,11 +312,13 @@ func writePostings(w *sectionWriter, terms TermSource, force string, packW uint)
 			continue
 		}
 		refs[i] = (w.off - base) << 2
-		// Two or three lines go in the reference itself when that is at
-		// most a byte wider than the list's offset: a wider reference
-		// costs more than the list saves (measured on generated logs).
+		// Two or three lines go in the reference itself whenever they
+		// fit: a dictionary block stores wide references at their own
+		// width (narrowWidth), so this costs their bits, not their
+		// block's, and saves a list (smaller on both generated corpora
+		// than packing only when about as narrow as a list offset).
 		if n <= 3 && force != PostingsVarint && force != PostingsRoaring {
-			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok && bits.Len64(v<<2|PostingsPacked) <= bits.Len64(refs[i])+8 {
+			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok {
 				refs[i] = v<<2 | PostingsPacked
 				continue
 			}
