@@ -251,14 +251,14 @@ func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err != nil || b < 0 {
 		return 0, false, err
 	}
-	err = s.blockTerms(b, func(t []byte, r uint64) bool {
-		c := bytes.Compare(t, term)
-		if c == 0 {
-			ref, ok = r, true
-		}
-		return c < 0
-	})
-	return ref, ok, err
+	data, off, err := s.dictBlock(b)
+	if err != nil {
+		return 0, false, err
+	}
+	if ref, ok, err = lookupDictBlock(data, term); err != nil {
+		return 0, false, s.damaged(s.corrupt("term dictionary", int64(s.dict.off+off), "block %d: %v", b, err))
+	}
+	return ref, ok, nil
 }
 
 // PrefixTerms calls fn for every term starting with prefix, in order, until

@@ -194,24 +194,147 @@ func (w *bitWriter) flush() []byte {
 }
 
 // getBits reads n ≤ 64 bits at bit position pos of b; the caller has
-// checked that pos+n ≤ 8·len(b).
+// checked that pos+n ≤ 8·len(b). The common case is one unaligned 8-byte
+// load.
 func getBits(b []byte, pos uint64, n uint) uint64 {
+	if i := pos >> 3; n <= 56 && i+8 <= uint64(len(b)) {
+		return binary.LittleEndian.Uint64(b[i:]) >> (pos & 7) & (1<<n - 1)
+	}
+	return getBitsSlow(b, pos, n)
+}
+
+// getBitsSlow is getBits near the end of b or for more than 56 bits.
+func getBitsSlow(b []byte, pos uint64, n uint) uint64 {
 	if n > 32 {
-		return getBits(b, pos, 32) | getBits(b, pos+32, n-32)<<32
+		return getBitsSlow(b, pos, 32) | getBitsSlow(b, pos+32, n-32)<<32
 	}
 	i := pos / 8
 	var x uint64
-	if i+8 <= uint64(len(b)) {
-		x = binary.LittleEndian.Uint64(b[i:])
-	} else {
-		for k := uint64(0); i+k < uint64(len(b)); k++ {
-			x |= uint64(b[i+k]) << (8 * k)
-		}
+	for k := uint64(0); k < 8 && i+k < uint64(len(b)); k++ {
+		x |= uint64(b[i+k]) << (8 * k)
 	}
 	return x >> (pos % 8) & (1<<n - 1)
 }
 
 var errBlockShort = errors.New("block shorter than its terms")
+
+// blockReader walks an encoded block's records and suffix symbols,
+// checking every read against the block's bounds.
+type blockReader struct {
+	n              int
+	wp, ws, wn, wr uint
+	alpha          []byte // nil: identity
+	width          uint   // bits per symbol
+	body           []byte // the records' and symbols' bits
+	recBits, limit uint64
+	pos, sym       uint64 // bit positions of the next record and symbol
+	plen           int    // length of the previous term
+}
+
+func newBlockReader(b []byte) (*blockReader, error) {
+	if len(b) < blockHeaderSize {
+		return nil, errBlockShort
+	}
+	r := &blockReader{n: int(b[0]) + 1, wp: uint(b[1]), ws: uint(b[2]), wn: uint(b[3]), wr: uint(b[4])}
+	if r.wp > 8 || r.ws > 8 || r.wr > 64 || r.wn > r.wr {
+		return nil, fmt.Errorf("field widths %d, %d, %d, %d out of range", r.wp, r.ws, r.wn, r.wr)
+	}
+	body := b[blockHeaderSize:]
+	switch kind := int(b[5]); {
+	case kind == alphaHex:
+		r.alpha, r.width = []byte(hexDigits), 4
+	case kind <= maxAlphaList:
+		if len(body) < kind {
+			return nil, errBlockShort
+		}
+		r.alpha, body = body[:kind], body[kind:]
+		for i := 1; i < kind; i++ {
+			if r.alpha[i] <= r.alpha[i-1] {
+				return nil, fmt.Errorf("alphabet not ascending")
+			}
+		}
+		r.width = uint(bits.Len(uint(kind - 1)))
+	case kind == alphaIdentity:
+		r.width = 8
+	default:
+		return nil, fmt.Errorf("alphabet kind %d", kind)
+	}
+	recBits, k := binary.Uvarint(body)
+	if k <= 0 {
+		return nil, errBlockShort
+	}
+	r.body = body[k:]
+	r.limit = uint64(len(r.body)) * 8
+	// A record takes at least wp + ws and the narrow width (and a
+	// selector bit when there are two widths).
+	minRec := uint64(r.wp + r.ws + r.wr)
+	if r.wn < r.wr {
+		minRec = uint64(r.wp + r.ws + 1 + r.wn)
+	}
+	if recBits > r.limit || recBits < uint64(r.n)*minRec {
+		return nil, fmt.Errorf("records of %d bits", recBits)
+	}
+	r.recBits, r.sym = recBits, recBits
+	return r, nil
+}
+
+// record reads term i's record: its shared prefix, suffix length and
+// reference.
+func (r *blockReader) record(i int) (p, sl int, ref uint64, err error) {
+	if r.pos+uint64(r.wp+r.ws) > r.recBits {
+		return 0, 0, 0, errBlockShort
+	}
+	p = int(getBits(r.body, r.pos, r.wp))
+	sl = int(getBits(r.body, r.pos+uint64(r.wp), r.ws))
+	r.pos += uint64(r.wp + r.ws)
+	w := r.wr
+	if r.wn < r.wr {
+		if r.pos+1 > r.recBits {
+			return 0, 0, 0, errBlockShort
+		}
+		if getBits(r.body, r.pos, 1) == 0 {
+			w = r.wn
+		}
+		r.pos++
+	}
+	if r.pos+uint64(w) > r.recBits {
+		return 0, 0, 0, errBlockShort
+	}
+	ref = getBits(r.body, r.pos, w)
+	r.pos += uint64(w)
+	if i == 0 && p != 0 || p > r.plen || sl == 0 || p+sl > MaxTermLen {
+		return 0, 0, 0, fmt.Errorf("term %d: prefix %d and suffix %d after a term of %d bytes", i, p, sl, r.plen)
+	}
+	if r.sym+uint64(sl)*uint64(r.width) > r.limit {
+		return 0, 0, 0, errBlockShort
+	}
+	r.plen = p + sl
+	return p, sl, ref, nil
+}
+
+// symbol reads the next suffix byte (record has checked the bounds).
+func (r *blockReader) symbol() (byte, error) {
+	c := getBits(r.body, r.sym, r.width)
+	r.sym += uint64(r.width)
+	if r.alpha == nil {
+		return byte(c), nil
+	}
+	if c >= uint64(len(r.alpha)) {
+		return 0, fmt.Errorf("symbol %d outside the alphabet", c)
+	}
+	return r.alpha[c], nil
+}
+
+// end checks that the records and symbols fill the block exactly.
+func (r *blockReader) end() error {
+	if r.pos != r.recBits {
+		return fmt.Errorf("records of %d bits, %d declared", r.pos, r.recBits)
+	}
+	if (r.sym+7)/8 != uint64(len(r.body)) {
+		return fmt.Errorf("%d bytes after the last term", uint64(len(r.body))-(r.sym+7)/8)
+	}
+	return nil
+}
 
 // decodeDictBlock calls fn for every term of an encoded block, in order,
 // with its reference, until fn returns false. The term slice is only valid
@@ -219,106 +342,85 @@ var errBlockShort = errors.New("block shorter than its terms")
 // is checked against the block's length, the alphabet and the order of
 // the terms.
 func decodeDictBlock(b []byte, fn func(term []byte, ref uint64) bool) error {
-	if len(b) < blockHeaderSize {
-		return errBlockShort
+	r, err := newBlockReader(b)
+	if err != nil {
+		return err
 	}
-	n := int(b[0]) + 1
-	wp, ws, wn, wr, kind := uint(b[1]), uint(b[2]), uint(b[3]), uint(b[4]), int(b[5])
-	if wp > 8 || ws > 8 || wr > 64 || wn > wr {
-		return fmt.Errorf("field widths %d, %d, %d, %d out of range", wp, ws, wn, wr)
-	}
-	var alpha []byte
-	var width uint
-	body := b[blockHeaderSize:]
-	switch {
-	case kind == alphaHex:
-		alpha, width = []byte(hexDigits), 4
-	case kind <= maxAlphaList:
-		if len(body) < kind {
-			return errBlockShort
-		}
-		alpha, body = body[:kind], body[kind:]
-		for i := 1; i < kind; i++ {
-			if alpha[i] <= alpha[i-1] {
-				return fmt.Errorf("alphabet not ascending")
-			}
-		}
-		width = uint(bits.Len(uint(kind - 1)))
-	case kind == alphaIdentity:
-		width = 8
-	default:
-		return fmt.Errorf("alphabet kind %d", kind)
-	}
-	recBits, k := binary.Uvarint(body)
-	if k <= 0 {
-		return errBlockShort
-	}
-	body = body[k:]
-	limit := uint64(len(body)) * 8
-	// A record takes at least wp + ws and the narrow width (and a
-	// selector bit when there are two widths).
-	minRec := uint64(wp + ws + wr)
-	if wn < wr {
-		minRec = uint64(wp + ws + 1 + wn)
-	}
-	if recBits > limit || recBits < uint64(n)*minRec {
-		return fmt.Errorf("records of %d bits", recBits)
-	}
-	pos, sym := uint64(0), recBits // bit positions of the next record and suffix symbol
 	var buf [MaxTermLen]byte
 	plen := 0
-	for i := range n {
-		if pos+uint64(wp+ws) > recBits {
-			return errBlockShort
-		}
-		p := int(getBits(body, pos, wp))
-		sl := int(getBits(body, pos+uint64(wp), ws))
-		pos += uint64(wp + ws)
-		w := wr
-		if wn < wr {
-			if pos+1 > recBits {
-				return errBlockShort
-			}
-			if getBits(body, pos, 1) == 0 {
-				w = wn
-			}
-			pos++
-		}
-		if pos+uint64(w) > recBits {
-			return errBlockShort
-		}
-		ref := getBits(body, pos, w)
-		pos += uint64(w)
-		if i == 0 && p != 0 || p > plen || sl == 0 || p+sl > MaxTermLen {
-			return fmt.Errorf("term %d: prefix %d and suffix %d after a term of %d bytes", i, p, sl, plen)
-		}
-		if sym+uint64(sl)*uint64(width) > limit {
-			return errBlockShort
+	for i := range r.n {
+		p, sl, ref, err := r.record(i)
+		if err != nil {
+			return err
 		}
 		for k := p; k < p+sl; k++ {
-			c := getBits(body, sym, width)
-			sym += uint64(width)
-			if alpha != nil {
-				if c >= uint64(len(alpha)) {
-					return fmt.Errorf("term %d: symbol %d outside the alphabet", i, c)
-				}
-				c = uint64(alpha[c])
+			c, err := r.symbol()
+			if err != nil {
+				return fmt.Errorf("term %d: %w", i, err)
 			}
-			if k == p && p < plen && byte(c) <= buf[p] {
+			if k == p && p < plen && c <= buf[p] {
 				return fmt.Errorf("term %d out of order", i)
 			}
-			buf[k] = byte(c)
+			buf[k] = c
 		}
 		plen = p + sl
 		if !fn(buf[:plen], ref) {
 			return nil
 		}
 	}
-	if pos != recBits {
-		return fmt.Errorf("records of %d bits, %d declared", pos, recBits)
+	return r.end()
+}
+
+// lookupDictBlock finds term in an encoded block. It compares as it goes
+// instead of rebuilding every term: a term sharing more of its prefix with
+// the previous one than that one shared with the target sorts before the
+// target, and its suffix is skipped undecoded (front-coded search), so a
+// lookup reads the records and a few symbols.
+func lookupDictBlock(b []byte, term []byte) (ref uint64, ok bool, err error) {
+	r, err := newBlockReader(b)
+	if err != nil {
+		return 0, false, err
 	}
-	if (sym+7)/8 != uint64(len(body)) {
-		return fmt.Errorf("%d bytes after the last term", uint64(len(body))-(sym+7)/8)
+	m := 0 // bytes the previous term shares with term
+	for i := range r.n {
+		p, sl, ref, err := r.record(i)
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case i > 0 && p > m:
+			// Same as the previous term up to m and beyond: it still
+			// differs from term at m (or is a prefix of it), below term.
+			r.sym += uint64(sl) * uint64(r.width)
+			continue
+		case i > 0 && p < m:
+			// It differs from the previous term at p, upwards, where the
+			// previous term equalled term: above term.
+			return 0, false, nil
+		}
+		// p == m: compare the suffix with term[m:].
+		k := 0
+		for ; k < sl; k++ {
+			c, err := r.symbol()
+			if err != nil {
+				return 0, false, fmt.Errorf("term %d: %w", i, err)
+			}
+			if m+k == len(term) || c > term[m+k] {
+				return 0, false, nil // above term
+			}
+			if c < term[m+k] {
+				r.sym += uint64(sl-k-1) * uint64(r.width)
+				break
+			}
+		}
+		if k == sl { // term[:m+sl] matched
+			if m+sl == len(term) {
+				return ref, true, nil
+			}
+			m += sl // a prefix of term: below it
+			continue
+		}
+		m += k
 	}
-	return nil
+	return 0, false, nil
 }

@@ -104,10 +104,33 @@ func TestDictBlockRoundTrip(t *testing.T) {
 		if c.name == "mixed refs" && (b[3] != 19 || b[4] != 40) {
 			t.Fatalf("mixed refs: widths %d and %d, want 19 and 40", b[3], b[4])
 		}
+		checkLookups(t, b, c.terms, c.refs)
 		// An early stop sees a prefix of the terms.
 		k := 0
 		if err := decodeDictBlock(b, func([]byte, uint64) bool { k++; return k < 2 }); err != nil || k != min(2, len(c.terms)) {
 			t.Fatalf("%s: early stop after %d: %v", c.name, k, err)
+		}
+	}
+}
+
+// checkLookups looks up every term of a block, and strings around them
+// (prefixes, extensions, neighbours, the empty string), against a linear
+// search.
+func checkLookups(t *testing.T, b []byte, terms []string, refs []uint64) {
+	t.Helper()
+	want := map[string]uint64{}
+	for i, term := range terms {
+		want[term] = refs[i]
+	}
+	probe := []string{"", "\x00", "\xff\xff"}
+	for _, term := range terms {
+		probe = append(probe, term, term[:len(term)-1], term+"\x00", term+"0", term[:len(term)-1]+string(term[len(term)-1]+1), term[:len(term)-1]+string(term[len(term)-1]-1))
+	}
+	for _, q := range probe {
+		ref, ok, err := lookupDictBlock(b, []byte(q))
+		w, wok := want[q]
+		if err != nil || ok != wok || ok && ref != w {
+			t.Fatalf("lookup %q = %d, %v, %v; want %d, %v", q, ref, ok, err, w, wok)
 		}
 	}
 }
@@ -218,6 +241,7 @@ func FuzzDictBlock(f *testing.F) {
 		if ts2, rs2, err := decodeAll(again); err != nil || !slices.Equal(ts2, ts) || !slices.Equal(rs2, rs) {
 			t.Fatalf("re-encoded block decodes to %q %v, %v", ts2, rs2, err)
 		}
+		checkLookups(t, b, ts, rs)
 	})
 }
 
@@ -252,5 +276,33 @@ func TestDictBlockMutations(t *testing.T) {
 				t.Fatalf("mutation %d decoded terms out of order: %q", i, ts)
 			}
 		}
+	}
+}
+
+// BenchmarkDictBlock: decoding a whole block (what a substring scan does
+// per admitted block) and looking one term up in it (what a word query
+// does per segment), for a block of hex ids and one of words.
+func BenchmarkDictBlock(b *testing.B) {
+	for _, c := range dictBlockCases() {
+		if c.name != "hex ids" && c.name != "ulids" && c.name != "digits" {
+			continue
+		}
+		enc, err := encodeCase(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name+"/decode", func(b *testing.B) {
+			for b.Loop() {
+				decodeDictBlock(enc, func([]byte, uint64) bool { return true })
+			}
+		})
+		q := []byte(c.terms[len(c.terms)*3/4])
+		b.Run(c.name+"/lookup", func(b *testing.B) {
+			for b.Loop() {
+				if _, ok, _ := lookupDictBlock(enc, q); !ok {
+					b.Fatal("not found")
+				}
+			}
+		})
 	}
 }
