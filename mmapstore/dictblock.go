@@ -34,6 +34,8 @@ const (
 
 const hexDigits = "0123456789abcdef"
 
+var hexAlphabet = []byte(hexDigits) // shared: a block reader must not allocate
+
 // blockHeaderSize is n−1, the prefix and suffix widths, the narrow and
 // wide reference widths and the alphabet kind.
 const blockHeaderSize = 6
@@ -231,37 +233,37 @@ type blockReader struct {
 	plen           int    // length of the previous term
 }
 
-func newBlockReader(b []byte) (*blockReader, error) {
+func newBlockReader(b []byte) (r blockReader, err error) {
 	if len(b) < blockHeaderSize {
-		return nil, errBlockShort
+		return r, errBlockShort
 	}
-	r := &blockReader{n: int(b[0]) + 1, wp: uint(b[1]), ws: uint(b[2]), wn: uint(b[3]), wr: uint(b[4])}
+	r = blockReader{n: int(b[0]) + 1, wp: uint(b[1]), ws: uint(b[2]), wn: uint(b[3]), wr: uint(b[4])}
 	if r.wp > 8 || r.ws > 8 || r.wr > 64 || r.wn > r.wr {
-		return nil, fmt.Errorf("field widths %d, %d, %d, %d out of range", r.wp, r.ws, r.wn, r.wr)
+		return r, fmt.Errorf("field widths %d, %d, %d, %d out of range", r.wp, r.ws, r.wn, r.wr)
 	}
 	body := b[blockHeaderSize:]
 	switch kind := int(b[5]); {
 	case kind == alphaHex:
-		r.alpha, r.width = []byte(hexDigits), 4
+		r.alpha, r.width = hexAlphabet, 4
 	case kind <= maxAlphaList:
 		if len(body) < kind {
-			return nil, errBlockShort
+			return r, errBlockShort
 		}
 		r.alpha, body = body[:kind], body[kind:]
 		for i := 1; i < kind; i++ {
 			if r.alpha[i] <= r.alpha[i-1] {
-				return nil, fmt.Errorf("alphabet not ascending")
+				return r, fmt.Errorf("alphabet not ascending")
 			}
 		}
 		r.width = uint(bits.Len(uint(kind - 1)))
 	case kind == alphaIdentity:
 		r.width = 8
 	default:
-		return nil, fmt.Errorf("alphabet kind %d", kind)
+		return r, fmt.Errorf("alphabet kind %d", kind)
 	}
 	recBits, k := binary.Uvarint(body)
 	if k <= 0 {
-		return nil, errBlockShort
+		return r, errBlockShort
 	}
 	r.body = body[k:]
 	r.limit = uint64(len(r.body)) * 8
@@ -272,7 +274,7 @@ func newBlockReader(b []byte) (*blockReader, error) {
 		minRec = uint64(r.wp + r.ws + 1 + r.wn)
 	}
 	if recBits > r.limit || recBits < uint64(r.n)*minRec {
-		return nil, fmt.Errorf("records of %d bits", recBits)
+		return r, fmt.Errorf("records of %d bits", recBits)
 	}
 	r.recBits, r.sym = recBits, recBits
 	return r, nil
