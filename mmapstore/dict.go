@@ -1,8 +1,8 @@
 package mmapstore
 
 // The term dictionary of a segment: point and range lookups through the
-// block keys and the encoded dictionary blocks (dictblock.go), and the
-// blocks' trigram filters.
+// block keys and the dictionary blocks, packed (dictblock.go) or in vellum
+// FSTs (dictfst.go), and the blocks' trigram filters.
 
 import (
 	"bytes"
@@ -79,17 +79,11 @@ func (s *Segment) findBlock(term []byte) (int, error) {
 	return lo - 1, nil
 }
 
-// dictBlock returns the encoded bytes of block b: the dictionary block
-// offsets are (nblocks+1) u32 offsets into the dictionary section.
-func (s *Segment) dictBlock(b int) (data []byte, off uint64, err error) {
-	if b < 0 || b >= s.nblocks {
-		return nil, 0, fmt.Errorf("block %d out of range", b)
-	}
-	offs, err := s.read(&s.dictOffs, uint64(b)*4, 8)
-	if err != nil {
-		return nil, 0, err
-	}
-	o, e := binary.LittleEndian.Uint32(offs), binary.LittleEndian.Uint32(offs[4:])
+// dictBlock returns the encoded bytes of packed block b, from its entry
+// and the next in section 13 (nblocks+1 u32 offsets into the dictionary
+// section, FST-kind blocks flagged: dictfst.go).
+func (s *Segment) dictBlock(b int, ent, next uint32) (data []byte, off uint64, err error) {
+	o, e := ent, next&^fstBlock
 	if e < o {
 		return nil, 0, s.damaged(s.corrupt("dictionary blocks", int64(s.dictOffs.off)+int64(b)*4, "block %d offsets out of order", b))
 	}
@@ -97,10 +91,18 @@ func (s *Segment) dictBlock(b int) (data []byte, off uint64, err error) {
 	return data, uint64(o), err
 }
 
-// blockTerms decodes block b, calling fn for its terms in order until fn
-// returns false.
+// blockTerms calls fn for the terms of block b in order until fn returns
+// false: a packed block is decoded, an FST-kind block's range of its
+// group's FST walked.
 func (s *Segment) blockTerms(b int, fn func(term []byte, ref uint64) bool) error {
-	data, off, err := s.dictBlock(b)
+	ent, next, err := s.dictEntry(b)
+	if err != nil {
+		return err
+	}
+	if ent&fstBlock != 0 {
+		return s.fstBlockTerms(b, ent&^fstBlock, fn)
+	}
+	data, off, err := s.dictBlock(b, ent, next)
 	if err != nil {
 		return err
 	}
@@ -240,7 +242,8 @@ func (s *Segment) rangeTerms(lo, hi []byte, fn func(term []byte, ref uint64) boo
 }
 
 // Lookup finds term's postings reference: the block keys say which block
-// may hold it, and decoding that block whether it does.
+// may hold it, and decoding that block (or its group's FST) whether it
+// does.
 func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err := s.check(); err != nil {
 		return 0, false, err
@@ -251,7 +254,21 @@ func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err != nil || b < 0 {
 		return 0, false, err
 	}
-	data, off, err := s.dictBlock(b)
+	ent, next, err := s.dictEntry(b)
+	if err != nil {
+		return 0, false, err
+	}
+	if ent&fstBlock != 0 {
+		f, err := s.groupFST(b, ent&^fstBlock)
+		if err != nil {
+			return 0, false, err
+		}
+		if ref, ok, err = f.Get(term); err != nil {
+			return 0, false, s.damaged(s.corrupt("term dictionary", int64(s.dict.off)+int64(ent&^fstBlock), "FST of block %d: %v", b, err))
+		}
+		return ref, ok, nil
+	}
+	data, off, err := s.dictBlock(b, ent, next)
 	if err != nil {
 		return 0, false, err
 	}

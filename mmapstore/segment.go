@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -76,8 +77,9 @@ type Segment struct {
 	timeGroups, lineTimes                                    section
 	ckpts                                                    section // checkpoint tables of compressed files
 
-	nblocks    int // dictionary blocks
-	sliceWords int // u64 words per trigram filter slice
+	nblocks    int      // dictionary blocks
+	sliceWords int      // u64 words per trigram filter slice
+	fsts       sync.Map // FST offset in the dictionary -> *vellum.FST, loaded on first use
 
 	cs       chunkState
 	verified atomic.Bool // Verify passed: every checksum checked

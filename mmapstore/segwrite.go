@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -136,37 +135,14 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 		return SegmentInfo{}, err
 	}
 
-	// The dictionary: every block front-coded and bit-packed, and each
-	// block's offset, so that a lookup decodes one block of at most
-	// BlockTerms terms.
-	w.begin(SectionTermDict, true)
-	offs := make([]byte, 0, 4*(len(starts)+1))
-	var blk []byte
-	base := w.off
-	for b, lo := range starts {
-		hi := nterms
-		if b+1 < len(starts) {
-			hi = starts[b+1]
-		}
-		if w.off-base > 1<<32-1 {
-			<-blocksDone
-			return SegmentInfo{}, fmt.Errorf("term dictionary over 4 GiB")
-		}
-		offs = binary.LittleEndian.AppendUint32(offs, uint32(w.off-base))
-		if blk, err = appendDictBlock(blk[:0], lo, hi, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t }, refs); err != nil {
-			<-blocksDone
-			return SegmentInfo{}, fmt.Errorf("term dictionary: %w", err)
-		}
-		w.Write(blk)
+	// The dictionary: id-shaped blocks front-coded and bit-packed, runs of
+	// the other blocks as vellum FSTs (dictfst.go), and each block's
+	// offset and kind.
+	offs, err := writeDictionary(w, in.Terms, starts, refs)
+	if err != nil {
+		<-blocksDone
+		return SegmentInfo{}, err
 	}
-	if len(starts) > 0 {
-		if w.off-base > 1<<32-1 {
-			<-blocksDone
-			return SegmentInfo{}, fmt.Errorf("term dictionary over 4 GiB")
-		}
-		offs = binary.LittleEndian.AppendUint32(offs, uint32(w.off-base))
-	}
-	w.end()
 	w.chunkedSection(SectionDictBlocks, offs)
 
 	bs := <-blocksDone
