@@ -1,11 +1,12 @@
 package mmapstore
 
-// One dictionary block (format 5): up to BlockTerms sorted terms with their
-// postings references, front-coded and bit-packed. Random ids (hex trace
-// ids, ULIDs, numbers) are most of a high-cardinality dictionary; a block's
-// suffixes then use a handful of distinct bytes, stored at 4 or 5 bits each
-// instead of the byte per character a vellum FST took, and a block decodes
-// in about a microsecond where walking an FST cost a microsecond a term.
+// One packed dictionary block (format 5): up to BlockTerms sorted id-shaped
+// terms with their postings references, front-coded and bit-packed. Random
+// ids (hex trace ids, ULIDs, numbers) are most of a high-cardinality
+// dictionary; a block's suffixes then use a handful of distinct bytes,
+// stored at 4 or 5 bits each instead of the byte per character a vellum
+// FST takes, and a block decodes in about a microsecond where walking an
+// FST costs a microsecond a term. Other blocks go to FSTs (dictfst.go).
 
 import (
 	"encoding/binary"

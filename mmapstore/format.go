@@ -42,13 +42,13 @@ const (
 	//      manifest's segment and file tables are binary (a JSON head
 	//      keeps the small fields); a file table of 100,000 files was
 	//      25 MB of JSON and half a second to decode.
-	//   5: the vellum FSTs are gone: the dictionary is its blocks, each
-	//      front-coded with its suffixes bit-packed over the block's
-	//      alphabet (4 bits a hex digit), fixed-width prefix and suffix
-	//      fields and references at a narrow or a wide width; section 13
-	//      holds each block's offset. Two or three line ids are packed in
-	//      the reference whenever they fit. The highcard index shrank from
-	//      30% to 24% of the logs, and indexing no longer builds FSTs.
+	//   5: id-shaped dictionary blocks (hex ids, ULIDs, numbers) are
+	//      front-coded with their suffixes bit-packed over the block's
+	//      alphabet (4 bits a hex digit) and fixed-width prefix, suffix
+	//      and reference fields; the other blocks' terms stay in vellum
+	//      FSTs, one per run of up to 64 such blocks. Section 13 holds
+	//      each block's kind and offset. The highcard index shrank from
+	//      30% to 24% of the logs.
 	FormatVersion = 5
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 5
@@ -66,14 +66,14 @@ const (
 	SectionSpans       uint32 = 3  // per-file line ranges
 	SectionLineGroups  uint32 = 4  // every GroupSize-th line: file offset + position in LineLens
 	SectionLineLens    uint32 = 5  // uvarint length of every line, '\n' included
-	SectionTermDict    uint32 = 6  // dictionary blocks, front-coded and bit-packed: term -> postings reference
+	SectionTermDict    uint32 = 6  // packed dictionary blocks and vellum FSTs: term -> postings reference
 	SectionPostings    uint32 = 7  // postings lists
 	SectionTermBlocks  uint32 = 8  // key of every dictionary block
 	SectionUnindexed   uint32 = 9  // lines whose tokens were not (all) indexed
 	SectionTrigrams    uint32 = 10 // bit-sliced bloom filters of each block's trigrams
 	SectionChunkSums   uint32 = 11 // xxhash64 of every ChunkSize bytes of every chunked section
 	SectionSumPages    uint32 = 12 // xxhash64 of every SumPageChunks chunk sums
-	SectionDictBlocks  uint32 = 13 // per dictionary block: its offset in SectionTermDict
+	SectionDictBlocks  uint32 = 13 // per dictionary block: its kind and its (or its FST's) offset in SectionTermDict
 	SectionTimeGroups  uint32 = 14 // per line group: time of its first line, min, max, where its deltas are
 	SectionLineTimes   uint32 = 15 // per line: the zigzag uvarint delta of its time from the line before
 	SectionCheckpoints uint32 = 16 // per compressed file ending here: its restart points (package compressed)
