@@ -29,33 +29,35 @@ const (
 )
 
 // idShaped reports whether terms [lo, hi) are ids: their front-coded
-// suffixes use at most 32 distinct bytes (5 bits a symbol packed), all
-// digits or lower-case letters, digits among them. A block of plain words
-// may also use 32 letters or fewer; it has no digit and keeps the FST's
-// shared prefixes and suffixes.
+// suffixes use at most 32 distinct bytes (5 bits a symbol packed) and at
+// least a quarter of their bytes are digits. Hex ids (10 of 16 symbols
+// digits), ULIDs (10 of 32), numbers, dotted addresses and prefixed ids
+// (`pay_` then hex: the prefix is front-coded away after the block's first
+// term) qualify; a block of words may also use 32 letters or fewer, but
+// hardly any digit, and keeps the FST's shared prefixes and suffixes.
 func idShaped(lo, hi int, term func(int) []byte) bool {
 	var used [256]bool
 	var prev []byte
+	total, digits := 0, 0
 	for i := lo; i < hi; i++ {
 		t := term(i)
-		for _, c := range t[commonPrefix(prev, t):] {
+		suffix := t[commonPrefix(prev, t):]
+		for _, c := range suffix {
 			used[c] = true
+			if c >= '0' && c <= '9' {
+				digits++
+			}
 		}
+		total += len(suffix)
 		prev = t
 	}
-	n, digit := 0, false
-	for c, u := range used {
-		if !u {
-			continue
+	n := 0
+	for _, u := range used {
+		if u {
+			n++
 		}
-		n++
-		isDigit := c >= '0' && c <= '9'
-		if !isDigit && (c < 'a' || c > 'z') {
-			return false
-		}
-		digit = digit || isDigit
 	}
-	return digit && n <= 32
+	return n <= 32 && digits*4 >= total
 }
 
 // writeDictionary writes the dictionary section (id-shaped blocks packed,
