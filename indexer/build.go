@@ -16,8 +16,9 @@ const (
 	// answers stay exact while a 100 MiB line costs no more than its read.
 	maxIndexedLine = 1 << 20
 	// maxTermLen: longer tokens (base64 blobs, hex dumps) would bloat the
-	// dictionary; their lines are marked unindexed instead.
-	maxTermLen = 255
+	// dictionary (which holds no longer term); their lines are marked
+	// unindexed instead.
+	maxTermLen = mmapstore.MaxTermLen
 	readBlock  = 4 << 20
 )
 

@@ -128,7 +128,7 @@ func (t *termTable) len() int { return t.n }
 
 // sortedTerms is the table's dictionary in byte order, as the segment
 // writer takes it. It is a copy laid out in that order: the writer reads
-// the dictionary several times (blocks, postings, FSTs, filters), and
+// the dictionary several times (blocks, postings, dictionary, filters), and
 // reading the table's entries in sorted order would be a cache miss per
 // term each time.
 type sortedTerms struct {

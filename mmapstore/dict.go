@@ -1,7 +1,8 @@
 package mmapstore
 
 // The term dictionary of a segment: point and range lookups through the
-// vellum FST, the dictionary blocks and their trigram filters.
+// block keys and the dictionary blocks, packed (dictblock.go) or in vellum
+// FSTs (dictfst.go), and the blocks' trigram filters.
 
 import (
 	"bytes"
@@ -9,9 +10,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
-	"sync/atomic"
-
-	"github.com/blevesearch/vellum"
 )
 
 // checkDictionary checks that the dictionary sections fit the block count
@@ -28,11 +26,9 @@ func (s *Segment) checkDictionary() error {
 	if len(s.trigrams.data) != BloomBits*s.sliceWords*8 {
 		return s.corrupt("trigram filters", int64(s.trigrams.off), "size %d does not fit %d blocks", len(s.trigrams.data), n)
 	}
-	s.ngroups = (n + DictGroupBlocks - 1) / DictGroupBlocks
-	if len(s.dictGroups.data) != s.ngroups*16 {
-		return s.corrupt("dictionary groups", int64(s.dictGroups.off), "size %d does not fit %d groups", len(s.dictGroups.data), s.ngroups)
+	if want := (n + 1) * 4; n == 0 && len(s.dictOffs.data) != 0 || n > 0 && len(s.dictOffs.data) != want {
+		return s.corrupt("dictionary blocks", int64(s.dictOffs.off), "size %d does not fit %d blocks", len(s.dictOffs.data), n)
 	}
-	s.fsts = make([]atomic.Pointer[vellum.FST], s.ngroups)
 	return nil
 }
 
@@ -83,27 +79,37 @@ func (s *Segment) findBlock(term []byte) (int, error) {
 	return lo - 1, nil
 }
 
-// groupFST returns dictionary group g's FST, verifying its bytes on first
-// use.
-func (s *Segment) groupFST(g int) (*vellum.FST, error) {
-	if f := s.fsts[g].Load(); f != nil {
-		return f, nil
+// dictBlock returns the encoded bytes of packed block b, from its entry
+// and the next in section 13 (nblocks+1 u32 offsets into the dictionary
+// section, FST-kind blocks flagged: dictfst.go).
+func (s *Segment) dictBlock(b int, ent, next uint32) (data []byte, off uint64, err error) {
+	o, e := ent, next&^fstBlock
+	if e < o {
+		return nil, 0, s.damaged(s.corrupt("dictionary blocks", int64(s.dictOffs.off)+int64(b)*4, "block %d offsets out of order", b))
 	}
-	ent, err := s.read(&s.dictGroups, uint64(g)*16, 16)
+	data, err = s.read(&s.dict, uint64(o), uint64(e-o))
+	return data, uint64(o), err
+}
+
+// blockTerms calls fn for the terms of block b in order until fn returns
+// false: a packed block is decoded, an FST-kind block's range of its
+// group's FST walked.
+func (s *Segment) blockTerms(b int, fn func(term []byte, ref uint64) bool) error {
+	ent, next, err := s.dictEntry(b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	b, err := s.read(&s.fst, binary.LittleEndian.Uint64(ent), binary.LittleEndian.Uint64(ent[8:]))
+	if ent&fstBlock != 0 {
+		return s.fstBlockTerms(b, ent&^fstBlock, fn)
+	}
+	data, off, err := s.dictBlock(b, ent, next)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// vellum.Load keeps the slice: the dictionary is read in place.
-	f, err := vellum.Load(b)
-	if err != nil {
-		return nil, s.damaged(s.corrupt("term dictionary", int64(s.fst.off+binary.LittleEndian.Uint64(ent)), "group %d: %v", g, err))
+	if err := decodeDictBlock(data, fn); err != nil {
+		return s.damaged(s.corrupt("term dictionary", int64(s.dict.off+off), "block %d: %v", b, err))
 	}
-	s.fsts[g].Store(f)
-	return f, nil
+	return nil
 }
 
 // EstimatePrefixTerms estimates, from the block keys alone, how many
@@ -190,64 +196,54 @@ func (s *Segment) BlockTerms(b int, fn func(term []byte, ref uint64) bool) (err 
 	if err := s.check(); err != nil {
 		return err
 	}
-	lo, err := s.blockKey(b)
-	if err != nil {
-		return err
-	}
-	var hi []byte
-	if b+1 < s.nblocks {
-		if hi, err = s.blockKey(b + 1); err != nil {
-			return err
-		}
-	}
-	return s.rangeTerms(lo, hi, fn)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("term dictionary", &err)
+	return s.blockTerms(b, fn)
 }
 
 // rangeTerms calls fn for the terms in [lo, hi) (nil: unbounded), in
 // order, until fn returns false; bad bytes give a corruption error. It
-// walks the FSTs of the groups the range meets.
+// decodes the blocks the range meets.
 func (s *Segment) rangeTerms(lo, hi []byte, fn func(term []byte, ref uint64) bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("term dictionary", &err)
-	g := 0
+	b := 0
 	if len(lo) > 0 {
-		b, err := s.findBlock(lo)
-		if err != nil {
+		if b, err = s.findBlock(lo); err != nil {
 			return err
 		}
-		g = max(b, 0) / DictGroupBlocks
+		b = max(b, 0)
 	}
-	for ; g < s.ngroups; g++ {
-		if hi != nil {
-			first, err := s.blockKey(g * DictGroupBlocks)
+	for first := b; b < s.nblocks; b++ {
+		if hi != nil && b > first {
+			key, err := s.blockKey(b)
 			if err != nil {
 				return err
 			}
-			if bytes.Compare(first, hi) >= 0 {
+			if bytes.Compare(key, hi) >= 0 {
 				return nil
 			}
 		}
-		f, err := s.groupFST(g)
-		if err != nil {
+		stop := false
+		err := s.blockTerms(b, func(t []byte, ref uint64) bool {
+			if lo != nil && bytes.Compare(t, lo) < 0 {
+				return true
+			}
+			if hi != nil && bytes.Compare(t, hi) >= 0 || !fn(t, ref) {
+				stop = true
+			}
+			return !stop
+		})
+		if err != nil || stop {
 			return err
-		}
-		it, err := f.Search(depthLimit{}, lo, hi)
-		for err == nil {
-			k, v := it.Current()
-			if !fn(k, v) {
-				return nil
-			}
-			err = it.Next()
-		}
-		if err != vellum.ErrIteratorDone {
-			return s.damaged(s.corrupt("term dictionary", -1, "group %d: %v", g, err))
 		}
 	}
 	return nil
 }
 
-// Lookup finds term's postings reference: the block keys say which group
-// may hold it, and that group's FST whether it does.
+// Lookup finds term's postings reference: the block keys say which block
+// may hold it, and decoding that block (or its group's FST) whether it
+// does.
 func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err := s.check(); err != nil {
 		return 0, false, err
@@ -258,36 +254,29 @@ func (s *Segment) Lookup(term []byte) (ref uint64, ok bool, err error) {
 	if err != nil || b < 0 {
 		return 0, false, err
 	}
-	f, err := s.groupFST(b / DictGroupBlocks)
+	ent, next, err := s.dictEntry(b)
 	if err != nil {
 		return 0, false, err
 	}
-	ref, ok, err = f.Get(term)
+	if ent&fstBlock != 0 {
+		f, err := s.groupFST(b, ent&^fstBlock)
+		if err != nil {
+			return 0, false, err
+		}
+		if ref, ok, err = f.Get(term); err != nil {
+			return 0, false, s.damaged(s.corrupt("term dictionary", int64(s.dict.off)+int64(ent&^fstBlock), "FST of block %d: %v", b, err))
+		}
+		return ref, ok, nil
+	}
+	data, off, err := s.dictBlock(b, ent, next)
 	if err != nil {
-		return 0, false, s.damaged(s.corrupt("term dictionary", -1, "%v", err))
+		return 0, false, err
+	}
+	if ref, ok, err = lookupDictBlock(data, term); err != nil {
+		return 0, false, s.damaged(s.corrupt("term dictionary", int64(s.dict.off+off), "block %d: %v", b, err))
 	}
 	return ref, ok, nil
 }
-
-// depthLimit is a vellum automaton accepting every key of at most
-// maxTermLen+1 bytes. Iterating through it bounds the walk: a point lookup
-// is bounded by its key, but iterating a damaged FST whose transitions form
-// a cycle would otherwise descend forever. (Verifying the dictionary's
-// checksum first would read it whole, which a cold one-off query cannot
-// afford.)
-type depthLimit struct{}
-
-const maxTermDepth = 256
-
-func (depthLimit) Start() int { return 0 }
-
-func (depthLimit) IsMatch(int) bool { return true }
-
-func (depthLimit) CanMatch(d int) bool { return d <= maxTermDepth }
-
-func (depthLimit) WillAlwaysMatch(int) bool { return false }
-
-func (depthLimit) Accept(d int, _ byte) int { return d + 1 }
 
 // PrefixTerms calls fn for every term starting with prefix, in order, until
 // fn returns false. The term slice is only valid during the call.

@@ -102,7 +102,8 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func commonPrefix(a, b string) int {
+// commonPrefix is the length of the bytes a and b start with alike.
+func commonPrefix[T ~string | ~[]byte](a, b T) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if a[i] != b[i] {

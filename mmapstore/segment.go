@@ -9,10 +9,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/vellum"
 	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sys/unix"
 )
@@ -73,14 +73,13 @@ type Segment struct {
 	unindexed *roaring.Bitmap
 
 	// Large sections, read through read (chunk checksums verified on use).
-	groups, lens, postings, fst, dictGroups, blocks, trigrams section
-	timeGroups, lineTimes                                     section
-	ckpts                                                     section // checkpoint tables of compressed files
+	groups, lens, postings, dict, dictOffs, blocks, trigrams section
+	timeGroups, lineTimes                                    section
+	ckpts                                                    section // checkpoint tables of compressed files
 
-	nblocks    int // dictionary blocks
-	ngroups    int // dictionary groups (one FST each)
-	sliceWords int // u64 words per trigram filter slice
-	fsts       []atomic.Pointer[vellum.FST]
+	nblocks    int      // dictionary blocks
+	sliceWords int      // u64 words per trigram filter slice
+	fsts       sync.Map // FST offset in the dictionary -> *vellum.FST, loaded on first use
 
 	cs       chunkState
 	verified atomic.Bool // Verify passed: every checksum checked
@@ -208,8 +207,8 @@ func parseSegment(name string, data []byte) (seg *Segment, err error) {
 	for _, sec := range []struct {
 		dst  *section
 		kind uint32
-	}{{&s.groups, SectionLineGroups}, {&s.lens, SectionLineLens}, {&s.postings, SectionPostings}, {&s.fst, SectionFST},
-		{&s.dictGroups, SectionDictGroups}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams},
+	}{{&s.groups, SectionLineGroups}, {&s.lens, SectionLineLens}, {&s.postings, SectionPostings}, {&s.dict, SectionTermDict},
+		{&s.dictOffs, SectionDictBlocks}, {&s.blocks, SectionTermBlocks}, {&s.trigrams, SectionTrigrams},
 		{&s.timeGroups, SectionTimeGroups}, {&s.lineTimes, SectionLineTimes}, {&s.ckpts, SectionCheckpoints}} {
 		if *sec.dst, err = s.chunked(sec.kind); err != nil {
 			return nil, err
@@ -239,7 +238,7 @@ func (s *Segment) openChunks() error {
 			nchunks += chunksOf(e.Length)
 		}
 	}
-	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionFST, SectionDictGroups, SectionTermBlocks, SectionTrigrams, SectionTimeGroups, SectionLineTimes, SectionCheckpoints} {
+	for _, kind := range []uint32{SectionLineGroups, SectionLineLens, SectionPostings, SectionTermDict, SectionDictBlocks, SectionTermBlocks, SectionTrigrams, SectionTimeGroups, SectionLineTimes, SectionCheckpoints} {
 		if e := s.entry(kind); e != nil && e.Flags&TOCFlagChunked == 0 {
 			return s.corrupt(SectionName(kind), int64(e.Offset), "section not chunked")
 		}
@@ -575,7 +574,7 @@ func (s *Segment) Verify() (err error) {
 			return s.damaged(err)
 		}
 	}
-	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.fst, &s.dictGroups, &s.blocks, &s.trigrams, &s.timeGroups, &s.lineTimes, &s.ckpts} {
+	for _, sec := range []*section{&s.groups, &s.lens, &s.postings, &s.dict, &s.dictOffs, &s.blocks, &s.trigrams, &s.timeGroups, &s.lineTimes, &s.ckpts} {
 		if err := s.verifyChunks(sec); err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ func TestSegmentStats(t *testing.T) {
 	sizes := map[uint32]int64{}
 	var total, raw int64
 	var nblocks, nterms, singles int
+	var dk dictKindStats
 	var fills []float64
 	type needleStat struct{ cands, hits, blocks int }
 	var needles []string
@@ -49,6 +50,9 @@ func TestSegmentStats(t *testing.T) {
 		}
 		nblocks += s.nblocks
 		nterms += int(s.terms)
+		if err := dk.add(s); err != nil {
+			t.Fatal(err)
+		}
 		fills = append(fills, s.filterFills()...)
 		if err := s.rangeTerms(nil, nil, func(_ []byte, ref uint64) bool {
 			if ref&1 != 0 {
@@ -89,6 +93,8 @@ func TestSegmentStats(t *testing.T) {
 		fmt.Printf("  %-20s %12d  %5.1f%% of index  %5.2f%% of raw\n", SectionName(k), sizes[k],
 			100*float64(sizes[k])/float64(total), 100*float64(sizes[k])/float64(raw))
 	}
+	fmt.Printf("dictionary: %d FST-kind blocks (%d terms) in %d FSTs, %d bytes; %d packed blocks (%d terms), %d bytes\n",
+		dk.fstBlocks, dk.fstTerms, dk.groups, dk.fstBytes, nblocks-dk.fstBlocks, nterms-dk.fstTerms, dk.packedBytes)
 	slices.Sort(fills)
 	if len(fills) > 0 {
 		q := func(f float64) float64 { return fills[min(len(fills)-1, int(f*float64(len(fills))))] }
@@ -98,6 +104,34 @@ func TestSegmentStats(t *testing.T) {
 		fmt.Printf("needle %-24q admitted %6d of %7d blocks (%.2f%%), %d hold it\n", n, ns[i].cands, ns[i].blocks,
 			100*float64(ns[i].cands)/float64(max(ns[i].blocks, 1)), ns[i].hits)
 	}
+}
+
+// dictKindStats counts the dictionary's blocks, terms and bytes by kind.
+type dictKindStats struct{ fstBlocks, fstTerms, groups, fstBytes, packedBytes int }
+
+func (k *dictKindStats) add(s *Segment) error {
+	lastFST, packed := int64(-1), 0
+	for b := range s.nblocks {
+		ent, next, err := s.dictEntry(b)
+		if err != nil {
+			return err
+		}
+		if ent&fstBlock == 0 {
+			packed += int(next&^fstBlock - ent)
+			continue
+		}
+		k.fstBlocks++
+		if err := s.BlockTerms(b, func([]byte, uint64) bool { k.fstTerms++; return true }); err != nil {
+			return err
+		}
+		if off := int64(ent &^ fstBlock); off != lastFST {
+			k.groups++
+			lastFST = off
+		}
+	}
+	k.packedBytes += packed
+	k.fstBytes += len(s.dict.data) - packed // the FSTs are the rest of the section
+	return nil
 }
 
 // filterFills returns the fraction of filter bits set, per block that has

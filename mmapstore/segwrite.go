@@ -8,14 +8,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"maps"
-	"math/bits"
 	"os"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/vellum"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -101,7 +98,7 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 	nterms := in.Terms.Len()
 	starts := blockStarts(nterms, func(i int) []byte { t, _, _, _ := in.Terms.Term(i); return t })
 	// The block keys and trigram filters depend on the terms alone: build
-	// them on another core while the postings and FSTs are written.
+	// them on another core while the postings and dictionary are written.
 	type blockSections struct{ keys, filters []byte }
 	blocksDone := make(chan blockSections, 1)
 	go func() {
@@ -138,26 +135,15 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 		return SegmentInfo{}, err
 	}
 
-	// The dictionary: one FST per group of DictGroupBlocks blocks, so that
-	// a lookup loads and verifies tens of KiB, not the whole dictionary.
-	w.begin(SectionFST, true)
-	var groups []byte
-	for g := 0; g*DictGroupBlocks < len(starts); g++ {
-		lo := starts[g*DictGroupBlocks]
-		hi := nterms
-		if e := (g + 1) * DictGroupBlocks; e < len(starts) {
-			hi = starts[e]
-		}
-		begin := w.off - w.cur.Offset
-		if err := writeFST(w, in.Terms, refs, lo, hi); err != nil {
-			<-blocksDone
-			return SegmentInfo{}, err
-		}
-		groups = binary.LittleEndian.AppendUint64(groups, begin)
-		groups = binary.LittleEndian.AppendUint64(groups, w.off-w.cur.Offset-begin)
+	// The dictionary: id-shaped blocks front-coded and bit-packed, runs of
+	// the other blocks as vellum FSTs (dictfst.go), and each block's
+	// offset and kind.
+	offs, err := writeDictionary(w, in.Terms, starts, refs)
+	if err != nil {
+		<-blocksDone
+		return SegmentInfo{}, err
 	}
-	w.end()
-	w.chunkedSection(SectionDictGroups, groups)
+	w.chunkedSection(SectionDictBlocks, offs)
 
 	bs := <-blocksDone
 	w.chunkedSection(SectionTermBlocks, bs.keys)
@@ -167,27 +153,6 @@ func encodeSegment(out interface{ Write([]byte) (int, error) }, in *SegmentInput
 		return SegmentInfo{}, err
 	}
 	return SegmentInfo{Lines: lt.lines, Terms: in.Terms.Len(), RawBytes: lt.rawBytes, Size: int64(w.off)}, nil
-}
-
-// writeFST writes terms [lo, hi) with their postings references as one
-// vellum FST.
-func writeFST(w *sectionWriter, terms TermSource, refs []uint64, lo, hi int) error {
-	// A smaller registry than vellum's default builds about twice as
-	// fast for 1% more bytes (measured on generated logs).
-	fb, err := vellum.New(w, &vellum.BuilderOpts{Encoder: 1, RegistryTableSize: 1000, RegistryMRUSize: 2})
-	if err != nil {
-		return err
-	}
-	for i := lo; i < hi; i++ {
-		t, _, _, _ := terms.Term(i)
-		if err := fb.Insert(t, refs[i]); err != nil {
-			return fmt.Errorf("term dictionary: %w", err)
-		}
-	}
-	if err := fb.Close(); err != nil {
-		return fmt.Errorf("term dictionary: %w", err)
-	}
-	return nil
 }
 
 func appendFiles(b []byte, files []SegFile) []byte {
@@ -307,8 +272,8 @@ func appendDeltaList(b []byte, ids []uint32) []byte {
 	return b
 }
 
-// writePostings writes the postings section and returns each term's FST
-// value. Lists dense enough for roaring's bitmap or run containers to beat
+// writePostings writes the postings section and returns each term's
+// postings reference. Lists dense enough for roaring's bitmap or run containers to beat
 // one uvarint per line are written as roaring; the rest as gaps.
 func writePostings(w *sectionWriter, terms TermSource, force string, packW uint) ([]uint64, error) {
 	refs := make([]uint64, terms.Len())
@@ -323,11 +288,13 @@ func writePostings(w *sectionWriter, terms TermSource, force string, packW uint)
 			continue
 		}
 		refs[i] = (w.off - base) << 2
-		// Two or three lines go in the reference itself when that is at
-		// most a byte wider than the list's offset: a wider FST output
-		// costs more than the list saves (measured on generated logs).
+		// Two or three lines go in the reference itself whenever they
+		// fit: a dictionary block stores wide references at their own
+		// width (narrowWidth), so this costs their bits, not their
+		// block's, and saves a list (smaller on both generated corpora
+		// than packing only when about as narrow as a list offset).
 		if n <= 3 && force != PostingsVarint && force != PostingsRoaring {
-			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok && bits.Len64(v<<2|PostingsPacked) <= bits.Len64(refs[i])+8 {
+			if v, ok := packIDs(decodeGaps(ids[:0], first, rest), packW); ok {
 				refs[i] = v<<2 | PostingsPacked
 				continue
 			}
@@ -440,11 +407,7 @@ func blockKey(b, st int, term func(int) []byte) []byte {
 	if b == 0 {
 		return t
 	}
-	prev := term(st - 1)
-	l := 0
-	for l < len(prev) && l < len(t) && prev[l] == t[l] {
-		l++
-	}
+	l := commonPrefix(term(st-1), t)
 	return t[:min(l+1, len(t))]
 }
 

@@ -104,6 +104,13 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 		for k := range t {
 			t[k] = "abcdefghij0123456789._"[r.IntN(22)]
 		}
+		if r.IntN(2) == 0 {
+			// An id: its blocks are stored packed, the others' in FSTs.
+			t = append([]byte("id"), t...)
+			for k := 2; k < len(t); k++ {
+				t[k] = hexDigits[r.IntN(16)]
+			}
+		}
 		if seen[string(t)] || lines == 0 {
 			continue
 		}

@@ -88,11 +88,11 @@ type region struct {
 func stagePrio(kind uint32) (int, string) {
 	switch kind {
 	case SectionMeta, SectionFiles, SectionSpans, SectionUnindexed, SectionLineGroups, SectionTermBlocks,
-		SectionChunkSums, SectionSumPages, SectionDictGroups, SectionTimeGroups, SectionCheckpoints:
+		SectionChunkSums, SectionSumPages, SectionDictBlocks, SectionTimeGroups, SectionCheckpoints:
 		return 0, "small sections"
 	case SectionLineLens:
 		return 2, "offset indexes" // every hit is located through them, and they are small
-	case SectionFST:
+	case SectionTermDict:
 		return 3, "term dictionaries"
 	case SectionTrigrams:
 		return 4, "trigram filters"
@@ -153,9 +153,8 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 				continue
 			}
 			p, _ := stagePrio(e.Kind)
-			// The dictionary is one FST per group of blocks (each
-			// with its root at its end), so no one part of the
-			// section serves every lookup: it is warmed whole.
+			// Any block of the dictionary may serve a lookup: it is
+			// warmed whole.
 			r := &region{seg: s, kind: e.Kind, off: int64(e.Offset), n: int64(e.Length), prio: p}
 			r.state.Store(StatePending)
 			w.regions = append(w.regions, r)

@@ -290,7 +290,7 @@ const maxBlocks = 2048
 
 // scanTerms finds the dictionary terms containing needle (as a suffix when
 // suffix is set): the trigram filters name candidate blocks, whose terms
-// are then read from the FST and checked. false when the atom is too short
+// are then decoded and checked. false when the atom is too short
 // or too common to narrow.
 func (e *segEval) scanTerms(needle []byte, suffix bool, budget int) (*roaring.Bitmap, bool, error) {
 	n := len(needle)

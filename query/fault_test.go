@@ -18,8 +18,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// faultQueries exercise every part of a segment: dictionary groups and
-// blocks (words, prefixes), trigram filters (substrings), postings (common
+// faultQueries exercise every part of a segment: dictionary blocks and
+// their offsets (words, prefixes), trigram filters (substrings), postings (common
 // and rare words), the offset index (every hit is located), and scans.
 var faultQueries = []struct {
 	mode lang.Mode
