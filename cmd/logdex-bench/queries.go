@@ -118,6 +118,9 @@ func choosePhrase(s *query.Searcher, c *corpus) qdef {
 type engine struct {
 	name    string
 	counted bool
+	// settle: run once untimed right before each timed run (short
+	// processes, which what the previous command left behind slows).
+	settle bool
 	// run performs one round: one process, or in-process iterations.
 	run     func(warmup bool) ([]time.Duration, int64, map[string]int64, error)
 	samples []time.Duration
@@ -128,7 +131,12 @@ type engine struct {
 
 // interleave runs one untimed warm-up of every engine, then rounds of
 // all engines in turn (A B C A B C ...), so that every engine sees the same
-// machine conditions.
+// machine conditions. Each timed run of a short process (settle) directly
+// follows an untimed run of the same engine: a run right after another command pays for what that
+// command left behind (a logdex process timed right after an rg pass over
+// 1 GiB took 5.3 ms against 4.0 ms alone, even 100 ms later), so each
+// engine is timed in the state it leaves the machine in, as hyperfine's
+// warm-up runs do.
 func (b *bench) interleave(es []*engine, runs int) error {
 	for _, e := range es {
 		_, n, per, err := e.run(true)
@@ -139,6 +147,11 @@ func (b *bench) interleave(es []*engine, runs int) error {
 	}
 	for r := 0; r < runs; r++ {
 		for _, e := range es {
+			if e.settle {
+				if _, _, _, err := e.run(true); err != nil {
+					return err
+				}
+			}
 			ds, n, _, err := e.run(false)
 			if err != nil {
 				return err
@@ -221,7 +234,7 @@ func perFileDiff(a, b *engine) string {
 
 func (b *bench) cliEngine(ix string, c *corpus, d qdef) *engine {
 	args := append([]string{"search", "--no-update", "--index", ix, "-c"}, d.Logdex...)
-	return &engine{name: "logdex CLI -c", counted: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
+	return &engine{name: "logdex CLI -c", counted: true, settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
 		r, err := runProc(b.ctx, nil, nil, 1, b.bin, args...)
 		n, per := sumCounts(r.Stdout, c.Dir)
 		return []time.Duration{r.Wall}, n, per, err
@@ -230,7 +243,7 @@ func (b *bench) cliEngine(ix string, c *corpus, d qdef) *engine {
 
 func (b *bench) cliLinesEngine(ix string, d qdef) *engine {
 	args := append([]string{"search", "--no-update", "--index", ix}, d.Logdex...)
-	return &engine{name: "logdex CLI lines", run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
+	return &engine{name: "logdex CLI lines", settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
 		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			return nil, 0, nil, err
@@ -277,7 +290,7 @@ func (b *bench) inprocEngine(s *query.Searcher, c *corpus, d qdef) (*engine, err
 }
 
 func (b *bench) toolEngine(name, tool string, env []string, args []string, root string) *engine {
-	return &engine{name: name, counted: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
+	return &engine{name: name, counted: true, settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
 		r, err := runProc(b.ctx, env, nil, 1, tool, args...)
 		n, per := sumCounts(r.Stdout, root)
 		return []time.Duration{r.Wall}, n, per, err

@@ -113,7 +113,7 @@ func (r *Report) Markdown() string {
 			"Each section runs on every corpus in turn.  \n")
 	}
 	if len(r.Corpora) > 0 || r.Scaling != nil || r.Warmup != nil {
-		p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...). " +
+		p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...), each timed run of a short process (logdex CLI, rg, grep) right after an untimed run of the same command. " +
 			"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
 	} else {
 		p("\n")
