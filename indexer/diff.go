@@ -49,7 +49,6 @@ func (u *update) dropDamagedSegments() {
 			errs[i] = err
 		}
 	}
-	u.closeOldSegments()
 	if u.opt.OpenIndex {
 		u.oldSegs = segs // for Result.Index, if the run changes nothing
 	} else {

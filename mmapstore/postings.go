@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/logdex/logdex/mmapstore/wordwise"
 )
 
 // postingsList is a decoded list header with its verified body.
@@ -86,17 +87,16 @@ const walkWindow = 2 * ChunkSize
 // listHead, n body bytes) from the first at least from on, in order,
 // checking each, until fn returns false. The body is verified a window at
 // a time as the walk reaches it: a walk that stops early checks (and
-// touches) only the bytes it read. whole reports that every id was
-// walked.
-func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) bool) (whole bool, err error) {
+// touches) only the bytes it read.
+func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) bool) error {
 	at := int64(s.postings.off + l.off)
 	body, ok := slice(s.postings.data, l.off, n)
 	switch {
 	case !ok:
 		_, err := s.read(&s.postings, l.off, n) // the out-of-bounds error
-		return false, err
+		return err
 	case l.count > n:
-		return false, s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, n))
+		return s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, n))
 	}
 	var id uint64
 	var cur, end uint64 // body[cur:end] is verified and not yet decoded
@@ -112,18 +112,17 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 	}
 	for i := uint64(0); i < l.count; i++ {
 		if err := refill(); err != nil {
-			return false, err
+			return err
 		}
 		// Below from, eight one-byte gaps at a time (a time window's
 		// lines lie deep in a common word's list): no continuation bit,
 		// no zero gap, and their sum keeps the id below from.
 		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
 			w := binary.LittleEndian.Uint64(body[cur:])
-			if w&0x8080808080808080 != 0 || (w-0x0101010101010101)&^w&0x8080808080808080 != 0 {
+			if w&wordwise.Highs != 0 || wordwise.Zeros(w) != 0 {
 				break
 			}
-			pairs := w&0x00FF00FF00FF00FF + w>>8&0x00FF00FF00FF00FF
-			sum := pairs * 0x0001000100010001 >> 48
+			sum := byteSum(w)
 			if id+sum >= uint64(from) {
 				break
 			}
@@ -131,7 +130,7 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 			cur += 8
 			i += 8
 			if err := refill(); err != nil {
-				return false, err
+				return err
 			}
 		}
 		b := body[cur:end]
@@ -143,28 +142,28 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 		} else {
 			k := 0
 			if v, k = binary.Uvarint(b); k <= 0 {
-				return false, s.damaged(s.corrupt("postings", at, "bad list entry"))
+				return s.damaged(s.corrupt("postings", at, "bad list entry"))
 			}
 			cur += uint64(k)
 		}
 		if i > 0 {
 			if v == 0 {
-				return false, s.damaged(s.corrupt("postings", at, "zero gap"))
+				return s.damaged(s.corrupt("postings", at, "zero gap"))
 			}
 			v += id
 		}
 		if v >= uint64(s.lines) {
-			return false, s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
+			return s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
 		}
 		id = v
 		if id >= uint64(from) && !fn(uint32(id)) {
-			return false, nil
+			return nil
 		}
 	}
 	if cur != n {
-		return true, s.damaged(s.corrupt("postings", at, "%v", errTrailing))
+		return s.damaged(s.corrupt("postings", at, "%v", errTrailing))
 	}
-	return true, nil
+	return nil
 }
 
 // DocFreq is the number of lines a postings reference holds.
@@ -385,7 +384,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	var kept []uint32
 	k := 0
 	if len(want) > 0 {
-		_, err = s.walkDeltas(l, n, want[0], func(id uint32) bool {
+		err = s.walkDeltas(l, n, want[0], func(id uint32) bool {
 			for k < len(want) && want[k] < id {
 				k++
 			}
@@ -510,7 +509,7 @@ func (s *Segment) deltasIn(ref uint64, ranges []LineRange) (bm *roaring.Bitmap, 
 	}
 	var kept []uint32
 	k := 0
-	_, err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) bool {
+	err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) bool {
 		for k < len(ranges) && id >= ranges[k].Hi {
 			k++
 		}

@@ -46,7 +46,7 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 
 func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
 	var mapped []byte
-	if s.mapReads && t.file.Record().Compression == "" && t.file.Record().Indexed >= mapMin {
+	if rec := t.file.Record(); s.mapReads && rec.Compression == "" && rec.Indexed >= mapMin {
 		mapped = t.h.Mapped()
 	}
 	err = s.runIDsMapped(q, t, mapped, wantText, countOnly, maxRecs, ls)
@@ -378,7 +378,8 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 	// searched for one, unless the task reads indexed bytes that the
 	// indexer found free of them (a file rewritten in place behind its
 	// index is beyond the index's reach anyway).
-	nulFree := t.seg != nil && t.end <= t.file.Record().Indexed && (t.file.Record().NULAt == 0 || t.file.Record().NULAt-1 >= t.end)
+	rec := t.file.Record()
+	nulFree := t.seg != nil && t.end <= rec.Indexed && (rec.NULAt == 0 || rec.NULAt-1 >= t.end)
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()

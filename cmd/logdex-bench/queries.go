@@ -234,11 +234,7 @@ func perFileDiff(a, b *engine) string {
 
 func (b *bench) cliEngine(ix string, c *corpus, d qdef) *engine {
 	args := append([]string{"search", "--no-update", "--index", ix, "-c"}, d.Logdex...)
-	return &engine{name: "logdex CLI -c", counted: true, settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
-		r, err := runProc(b.ctx, nil, nil, 1, b.bin, args...)
-		n, per := sumCounts(r.Stdout, c.Dir)
-		return []time.Duration{r.Wall}, n, per, err
-	}}
+	return b.toolEngine("logdex CLI -c", b.bin, nil, args, c.Dir)
 }
 
 func (b *bench) cliLinesEngine(ix string, d qdef) *engine {

@@ -135,11 +135,7 @@ func (b *bench) smallFilesSection() error {
 				args = append(args, "--no-update")
 			}
 			args = append(args, d.Logdex...)
-			return &engine{name: name, counted: true, settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
-				r, err := runProc(b.ctx, nil, nil, 1, bin, args...)
-				n, per := sumCounts(r.Stdout, c.Dir)
-				return []time.Duration{r.Wall}, n, per, err
-			}}
+			return b.toolEngine(name, bin, nil, args, c.Dir)
 		}
 		noUpdate := count(engNoUpdate, b.bin, true)
 		es := []*engine{noUpdate, count(engDefault, b.bin, false), b.grepEngine(c, d)}

@@ -81,7 +81,6 @@ const lookAheadMin = 1024
 // lookAhead is a pass's files looked at (lstat) by a goroutine of their
 // own, from the last backwards, while the pass goes forwards.
 type lookAhead struct {
-	n        int
 	file     func(i int) *File
 	pass     atomic.Int64 // where the pass is
 	done     []atomic.Bool
@@ -105,7 +104,7 @@ func (c *Dirs) LookAhead(n int, file func(i int) *File) {
 	if c == nil || c.ahead != nil || c.s.watch != nil || len(c.s.seen) > 0 || n < lookAheadMin {
 		return
 	}
-	a := &lookAhead{n: n, file: file, done: make([]atomic.Bool, n), found: make([]logfile.Stat, n), failed: make([]bool, n), finished: make(chan struct{})}
+	a := &lookAhead{file: file, done: make([]atomic.Bool, n), found: make([]logfile.Stat, n), failed: make([]bool, n), finished: make(chan struct{})}
 	c.ahead = a
 	go func() {
 		defer close(a.finished)
@@ -144,7 +143,7 @@ func (c *Dirs) At(i int) {
 // take returns what the look-ahead found of f, when it is the pass's
 // current file and was looked at already.
 func (a *lookAhead) take(c *Dirs, f *File) (logfile.Stat, error, bool) {
-	if a == nil || c.at < 0 || c.at >= a.n || !a.done[c.at].Load() || a.file(c.at) != f {
+	if a == nil || c.at < 0 || c.at >= len(a.done) || !a.done[c.at].Load() || a.file(c.at) != f {
 		return logfile.Stat{}, nil, false
 	}
 	var err error
