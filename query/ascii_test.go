@@ -22,6 +22,13 @@ var phraseSeeds = []struct{ line, phrase string }{
 	{"spool apple_pool PpOoL_x 9pool pOol exhausted _pool", "pool"},
 	{"_x _x x_ _x", "_x"},
 	{"1.5 15 v15 15x 15", "15"},
+	{`{"level":"error","eRr":"ERROR er errors","x":"err"}`, "error"},
+	{`{"level":"error","eRr":"ERROR er errors","x":"err"}`, "er"},
+	{"lever EReR_ error", "er"},
+	{"xe", "er"},
+	{"er", "er"},
+	{"e", "er"},
+	{"a12 _1 A1b _12", "a1"},
 }
 
 // TestASCIIFindMatchesTokens: on ASCII lines, words and phrases compared in
