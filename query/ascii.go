@@ -23,10 +23,20 @@ var wordByte = func() (t [256]bool) {
 	return t
 }()
 
-// isASCII reports whether b holds only bytes below 0x80, 8 at a time.
+// isASCII reports whether b holds only bytes below 0x80, 32 at a time
+// (the high bits of four words ORed, one test): verifying a phrase's
+// candidates checked every line 8 bytes at a time, 18% of the page.
 func isASCII(b []byte) bool {
+	for len(b) >= 32 {
+		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		if w&wordwise.Highs != 0 {
+			return false
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+		if binary.LittleEndian.Uint64(b)&wordwise.Highs != 0 {
 			return false
 		}
 		b = b[8:]
