@@ -23,10 +23,20 @@ var wordByte = func() (t [256]bool) {
 	return t
 }()
 
-// isASCII reports whether b holds only bytes below 0x80, 8 at a time.
+// isASCII reports whether b holds only bytes below 0x80, 32 at a time
+// (the high bits of four words ORed, one test): verifying a phrase's
+// candidates checked every line 8 bytes at a time, 18% of the page.
 func isASCII(b []byte) bool {
+	for len(b) >= 32 {
+		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		if w&wordwise.Highs != 0 {
+			return false
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+		if binary.LittleEndian.Uint64(b)&wordwise.Highs != 0 {
 			return false
 		}
 		b = b[8:]
@@ -66,10 +76,7 @@ func asciiToken(line []byte, i int) (a, b int) {
 // bytes.IndexByte (in dense text, a JSON line with an 'e' every few bytes,
 // two IndexByte calls per occurrence cost more than the bytes they skip).
 func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
-	up := c
-	if 'a' <= c && c <= 'z' {
-		up = c - 'a' + 'A'
-	}
+	up := upper(c)
 	const near = 16
 	cs, ups := uint64(c)*wordwise.Lows, uint64(up)*wordwise.Lows
 	for i < len(line) {
@@ -124,6 +131,61 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 	return len(line), len(line)
 }
 
+// upper is c's upper-case letter, c itself when it is not a lower-case
+// letter.
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// asciiTokenFrom2 is asciiTokenFrom for a term of two bytes or more,
+// c0 c1 its first two (lower-case letters, digits or '_'): it looks for
+// the pair, folded, 8 positions at a time. On a JSON log line a word's
+// first letter alone comes every few bytes ("error": "level", "service",
+// "trace_id", ...), its first two letters seldom.
+func asciiTokenFrom2(line []byte, i int, c0, c1 byte) (a, b int) {
+	u0, u1 := upper(c0), upper(c1)
+	c0s, u0s := uint64(c0)*wordwise.Lows, uint64(u0)*wordwise.Lows
+	c1s, u1s := uint64(c1)*wordwise.Lows, uint64(u1)*wordwise.Lows
+	for i+1 < len(line) {
+		a = -1
+		for ; i+9 <= len(line); i += 8 {
+			w := binary.LittleEndian.Uint64(line[i:])
+			w1 := binary.LittleEndian.Uint64(line[i+1:])
+			// Zeros never misses a zero byte; its marks above the lowest
+			// may be false, so a candidate is checked below.
+			m := (wordwise.Zeros(w^c0s) | wordwise.Zeros(w^u0s)) & (wordwise.Zeros(w1^c1s) | wordwise.Zeros(w1^u1s))
+			if m != 0 {
+				a = i + bits.TrailingZeros64(m)/8
+				break
+			}
+		}
+		if a < 0 {
+			for ; i+1 < len(line); i++ {
+				if (line[i] == c0 || line[i] == u0) && (line[i+1] == c1 || line[i+1] == u1) {
+					a = i
+					break
+				}
+			}
+			if a < 0 {
+				break
+			}
+		}
+		if (line[a] == c0 || line[a] == u0) && (line[a+1] == c1 || line[a+1] == u1) &&
+			(a == 0 || !wordByte[line[a-1]]) { // a token starts here
+			b = a + 2
+			for b < len(line) && wordByte[line[b]] {
+				b++
+			}
+			return a, b
+		}
+		i = a + 1
+	}
+	return len(line), len(line)
+}
+
 // asciiFind appends the span of every run of len(terms) consecutive tokens
 // of an ASCII line that fold to terms (the last one only starting with
 // its term when lastPrefix), from the first token's start to the last
@@ -132,9 +194,14 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, firstOnly bool) (out [][2]int, found bool) {
 	t0 := terms[0]
 	jump := len(t0) > 0 && wordByte[t0[0]] && !('A' <= t0[0] && t0[0] <= 'Z')
+	// A token that folds to t0 (or starts with it) starts with its first
+	// two bytes.
+	jump2 := jump && len(t0) > 1 && wordByte[t0[1]] && !('A' <= t0[1] && t0[1] <= 'Z')
 	for i := 0; i < len(line); {
 		var a, b int
-		if jump {
+		if jump2 {
+			a, b = asciiTokenFrom2(line, i, t0[0], t0[1])
+		} else if jump {
 			a, b = asciiTokenFrom(line, i, t0[0])
 		} else {
 			a, b = asciiToken(line, i)

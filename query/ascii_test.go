@@ -22,6 +22,13 @@ var phraseSeeds = []struct{ line, phrase string }{
 	{"spool apple_pool PpOoL_x 9pool pOol exhausted _pool", "pool"},
 	{"_x _x x_ _x", "_x"},
 	{"1.5 15 v15 15x 15", "15"},
+	{`{"level":"error","eRr":"ERROR er errors","x":"err"}`, "error"},
+	{`{"level":"error","eRr":"ERROR er errors","x":"err"}`, "er"},
+	{"lever EReR_ error", "er"},
+	{"xe", "er"},
+	{"er", "er"},
+	{"e", "er"},
+	{"a12 _1 A1b _12", "a1"},
 }
 
 // TestASCIIFindMatchesTokens: on ASCII lines, words and phrases compared in
@@ -66,6 +73,24 @@ func checkASCIIFind(t *testing.T, line, phrase string) {
 		got, want := m.highlight(&inPlace, nil), m.highlight(&tokenized, nil)
 		if gotM != wantM || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("line %q, %#v: in place %v %v, tokenized %v %v", line, m, gotM, got, wantM, want)
+		}
+	}
+}
+
+// TestIsASCII: every length up to 80 bytes, with one non-ASCII byte at
+// every position or none.
+func TestIsASCII(t *testing.T) {
+	for n := range 81 {
+		line := []byte(strings.Repeat("a", n))
+		if !isASCII(line) {
+			t.Fatalf("%d ASCII bytes: not ASCII", n)
+		}
+		for i := range n {
+			line[i] = 0x80 | byte(i)
+			if isASCII(line) {
+				t.Fatalf("%d bytes, byte %d is %#x: ASCII", n, i, line[i])
+			}
+			line[i] = 'a'
 		}
 	}
 }

@@ -40,6 +40,11 @@ type segEval struct {
 	// within, when set, are the only lines wanted (a time range's): words'
 	// lists are decoded inside them only, and the plan keeps no others.
 	within []mmapstore.LineRange
+	// looked keeps df's dictionary lookups of an AND's words: byDocFreq
+	// looks each up for its count, then term or termAnd for its list (two
+	// FST walks a word per segment, 7% of a phrase's page).
+	looked  [4]lookedTerm
+	nLooked int
 }
 
 // postings decodes a list reference, inside e.within when set.
@@ -187,7 +192,7 @@ func (e *segEval) and(a, b cset) cset {
 // are unindexed), decoding the term's list against acc.
 func (e *segEval) termAnd(t []byte, acc *roaring.Bitmap) (*roaring.Bitmap, error) {
 	e.terms++
-	ref, ok, err := e.seg.Lookup(t)
+	ref, ok, err := e.lookup(t)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +213,7 @@ func (e *segEval) termAnd(t []byte, acc *roaring.Bitmap) (*roaring.Bitmap, error
 // term returns the lines holding term, plus the unindexed lines.
 func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
 	e.terms++
-	ref, ok, err := e.seg.Lookup(t)
+	ref, ok, err := e.lookup(t)
 	if err != nil {
 		return nil, err
 	}
@@ -453,15 +458,6 @@ func caselessNumber(p []byte) bool {
 		}
 	}
 	return len(p) > 0
-}
-
-func (e *segEval) df(t []byte) int {
-	ref, ok, err := e.seg.Lookup(t)
-	if err != nil || !ok {
-		return 0
-	}
-	n, _ := e.seg.DocFreq(ref)
-	return n
 }
 
 // req narrows by the literals a regex requires.

@@ -35,47 +35,48 @@ var jsonSafe = func() (t [256]uint8) {
 // (HTML-safe, invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
 func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
-	start := 0
+	start := 0 // s[start:i] is plain and not written yet
 	for i := 0; i < len(s); {
-		// Runs of plain bytes, 8 at a time (most of a log line).
+		// Runs of plain bytes, 8 at a time (most of a plain log line).
 		for i+8 <= len(s) && jsonSafe[s[i]]&jsonSafe[s[i+1]]&jsonSafe[s[i+2]]&jsonSafe[s[i+3]]&
 			jsonSafe[s[i+4]]&jsonSafe[s[i+5]]&jsonSafe[s[i+6]]&jsonSafe[s[i+7]] != 0 {
 			i += 8
 		}
-		if i >= len(s) {
+		if i == len(s) {
 			break
 		}
 		if i+8 <= len(s) {
-			// Straight to the first byte to escape in the word (in a JSON
-			// log line there is a quote every few bytes).
+			// Eight bytes at a time: every byte to escape in the word is
+			// handled from one mask (a JSON log line has a quote every few
+			// bytes); a non-ASCII byte leaves the word to the rune path.
 			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			i += bits.TrailingZeros64(jsonSpecial(w)) / 8
-		}
-		if b := s[i]; b < utf8.RuneSelf {
-			if jsonSafe[b] != 0 {
-				i++
+			m := jsonSpecial(w)
+			next := i + 8
+			for ; m != 0; m &= m - 1 {
+				j := i + bits.TrailingZeros64(m)/8
+				b := s[j]
+				if b >= utf8.RuneSelf {
+					next = j
+					break
+				}
+				if jsonSafe[b] != 0 {
+					continue // a false mark (above a true one)
+				}
+				dst = append(dst, s[start:j]...)
+				dst = appendEscape(dst, b)
+				start = j + 1
+			}
+			if i = next; i == len(s) || s[i] < utf8.RuneSelf {
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+		} else if b := s[i]; b < utf8.RuneSelf {
+			if jsonSafe[b] == 0 {
+				dst = append(dst, s[start:i]...)
+				dst = appendEscape(dst, b)
+				start = i + 1
 			}
 			i++
-			start = i
 			continue
 		}
 		var r rune
@@ -104,6 +105,26 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendEscape appends the escape of ASCII byte b, one that is not
+// jsonSafe.
+func appendEscape(dst []byte, b byte) []byte {
+	switch b {
+	case '"', '\\':
+		return append(dst, '\\', b)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
 }
 
 // jsonSpecial marks the bytes of w that do not go into a JSON string as

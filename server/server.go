@@ -109,8 +109,8 @@ type Options struct {
 	// search then stats every indexed file.
 	NoWatch bool
 	// SearchWorkers is the goroutines one search uses (GOMAXPROCS when
-	// 0): serve raises GOMAXPROCS above the CPUs for its background
-	// threads, which searches should not count.
+	// 0): serve raises GOMAXPROCS above the CPUs while its background
+	// threads (live runs, merges) run, which searches should not count.
 	SearchWorkers int
 }
 

@@ -5,27 +5,68 @@ package main
 
 import (
 	"runtime"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// backgroundProcs gives serve's background threads Ps of their own and
-// returns how many workers a live run may use. Live runs' workers and the
-// merge run on threads of raised nice value so that the kernel runs
-// searches first; but Go's scheduler knows no priority: a goroutine keeps
-// its P until it blocks or is preempted (after 10 ms), so with one P per
-// CPU those threads could hold every P while a search waited, runnable,
-// for one (the 10-30 ms search stalls under live load). With one more P
-// per background thread, searches always find a CPU's worth of Ps and the
-// kernel, which knows the priorities, decides what runs. Searches keep one
-// worker per CPU (server.Options.SearchWorkers). restore puts GOMAXPROCS
-// back (serve runs more than once in one test process).
-func backgroundProcs() (cpus, liveWorkers int, restore func()) {
+// backgroundProcs gives serve's background threads Ps of their own while
+// they run and returns how many workers a live run may use. Live runs'
+// workers and the merge run on threads of raised nice value so that the
+// kernel runs searches first; but Go's scheduler knows no priority: a
+// goroutine keeps its P until it blocks or is preempted (after 10 ms), so
+// with one P per CPU those threads could hold every P while a search
+// waited, runnable, for one (the 10-30 ms search stalls under live load).
+// With one more P per background thread, searches always find a CPU's
+// worth of Ps and the kernel, which knows the priorities, decides what
+// runs. Searches keep one worker per CPU (server.Options.SearchWorkers).
+// The extra Ps are there only while a live run or a merge holds them
+// (bg.hold): with more Ps than CPUs and nothing in the background, the
+// request goroutines of a loaded server spread over more threads than
+// CPUs, and the context switches, idle Ps spinning for work and the
+// sweeper's yields cost an uncached page ~1.6x the CPU (in process, 5 Ps
+// against 2 on 2 CPUs). bg.restore puts GOMAXPROCS back (serve runs more
+// than once in one test process).
+func backgroundProcs() (cpus, liveWorkers int, bg *bgProcs) {
 	cpus = startProcs
 	liveWorkers = cpus
-	runtime.GOMAXPROCS(cpus + liveWorkers + 1) // + the merge's thread
-	return cpus, liveWorkers, func() { runtime.GOMAXPROCS(cpus) }
+	return cpus, liveWorkers, &bgProcs{cpus: cpus, raised: cpus + liveWorkers + 1} // + the merge's thread
+}
+
+// bgProcs counts the background jobs running and sets GOMAXPROCS to
+// raised while there is one, to cpus otherwise.
+type bgProcs struct {
+	mu           sync.Mutex
+	cpus, raised int
+	running      int
+}
+
+// hold raises GOMAXPROCS for a background job until the returned release
+// is called.
+func (b *bgProcs) hold() (release func()) {
+	b.mu.Lock()
+	if b.running++; b.running == 1 {
+		runtime.GOMAXPROCS(b.raised)
+	}
+	b.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			if b.running--; b.running == 0 {
+				runtime.GOMAXPROCS(b.cpus)
+			}
+			b.mu.Unlock()
+		})
+	}
+}
+
+// restore puts GOMAXPROCS back to the CPUs serve started with.
+func (b *bgProcs) restore() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	runtime.GOMAXPROCS(b.cpus)
 }
 
 // startProcs is GOMAXPROCS as the process started: the CPUs it may use.

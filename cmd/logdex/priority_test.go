@@ -7,21 +7,33 @@ import (
 )
 
 // TestBackgroundProcs: serve adds a P per background thread (each live
-// worker and the merge), keeps searches and live runs at one worker per
-// CPU, and puts GOMAXPROCS back.
+// worker and the merge) only while a background job runs, keeps searches
+// and live runs at one worker per CPU, and puts GOMAXPROCS back.
 func TestBackgroundProcs(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
-	cpus, live, restore := backgroundProcs()
-	if got, want := runtime.GOMAXPROCS(0), cpus+live+1; got != want {
-		t.Errorf("GOMAXPROCS %d during serve, want %d (%d CPUs + %d live workers + the merge)", got, want, cpus, live)
-	}
+	defer runtime.GOMAXPROCS(before)
+	cpus, live, bg := backgroundProcs()
 	if cpus != startProcs || live != startProcs {
 		t.Errorf("search workers %d, live workers %d; want %d each", cpus, live, startProcs)
 	}
-	restore()
-	if got := runtime.GOMAXPROCS(0); got != before {
-		t.Errorf("GOMAXPROCS %d after serve, want %d", got, before)
+	want := func(what string, n int) {
+		t.Helper()
+		if got := runtime.GOMAXPROCS(0); got != n {
+			t.Errorf("GOMAXPROCS %d %s, want %d", got, what, n)
+		}
 	}
+	raised := cpus + live + 1 // the CPUs, the live workers and the merge
+	run := bg.hold()
+	want("during a live run", raised)
+	merge := bg.hold()
+	run()
+	run() // a second release of the same hold changes nothing
+	want("during a merge after the live run ended", raised)
+	merge()
+	want("with nothing in the background", cpus)
+	bg.hold()
+	bg.restore()
+	want("after serve", startProcs)
 }
 
 // TestLiveWorkerStart: a live run after one that fell behind runs at

@@ -141,8 +141,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		logOut = lb
 	}
 	log := newLogger(logOut, zerolog.InfoLevel)
-	cpus, liveWorkers, restoreProcs := backgroundProcs()
-	defer restoreProcs()
+	cpus, liveWorkers, bg := backgroundProcs()
+	defer bg.restore()
 
 	// The first run shows progress as `logdex index` does; later ones
 	// run in the background quietly.
@@ -151,6 +151,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	var lastRun atomic.Int64  // the last run's duration
 	var liveSegs atomic.Int64 // live segments after the last run
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
+		defer bg.hold()()
 		progress := first.Swap(false) && !sf.quiet
 		level := zerolog.InfoLevel
 		if !progress {
@@ -170,6 +171,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		return server.ReindexResult{Changed: res.Changed, Summary: summary(res), MergeDue: res.MergeDue}, nil
 	}
 	merge := func(ctx context.Context) (server.ReindexResult, error) {
+		defer bg.hold()()
 		opt := indexer.Options{Dir: dir, SegmentBytes: sf.segMB << 20, Logger: newLogger(e.stderr, zerolog.WarnLevel)}
 		opt.MergesWritten = mergePause(opt.Logger)
 		var res *indexer.Result
