@@ -1,12 +1,14 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -166,8 +168,12 @@ func (u *update) build(ctx context.Context) error {
 		}
 	}
 	// Compressed files first: each is one sequential stream, so they
-	// overlap best with the parallel parts of the others.
-	for _, ri := range u.streams {
+	// overlap best with the parallel parts of the others. Largest first,
+	// so that no big file is left running alone at the end while the
+	// other workers idle (their segments are still numbered in file order).
+	bySize := slices.Clone(u.streams)
+	slices.SortStableFunc(bySize, func(a, b int) int { return cmp.Compare(u.next.Files[b].Size, u.next.Files[a].Size) })
+	for _, ri := range bySize {
 		emit(&job{stream: ri})
 	}
 	err := u.plan(ctx, emit)

@@ -35,7 +35,7 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress f
 	}
 	defer f.Close()
 	ix := compressed.NewIndexer(f, rec.Size, kind, compressed.DefaultInterval)
-	sa := &streamAt{r: ix}
+	sa := newStreamAt(ix, len(buf))
 	sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
 	var refs []*mmapstore.SegmentRef
 	var parts []*part
@@ -84,24 +84,40 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress f
 }
 
 // streamAt lets readPart, which reads at increasing offsets, read a
-// stream: it keeps the bytes read but not yet committed (the partial line
-// after the last line end used), and after the stream's last byte supplies
-// a newline if the stream did not end with one.
+// stream: it keeps only the bytes readPart may ask for again, and after
+// the stream's last byte supplies a newline if the stream did not end with
+// one. readPart reads into its behind-byte buffer after the bytes it
+// carries over (a partial line), so a read of len(p) bytes at off means it
+// holds the behind-len(p) bytes before off and may start its next part at
+// one of them, never earlier. Keeping everything up to the segment's end
+// instead grew the window to a segment (128 MiB) per stream, and its
+// regrowing copies cost more CPU than decompressing.
 type streamAt struct {
-	r    io.Reader
-	base int64  // stream offset of win[0]
-	win  []byte // read, not committed
-	eof  bool
-	err  error // a damage error from the stream (the data before it was yielded)
-	last byte  // the stream's last byte so far
+	r      io.Reader
+	behind int    // readPart's buffer size
+	buf    []byte // the window's backing array
+	base   int64  // stream offset of win[0]
+	win    []byte // buf[i:j]: read from r, not yet dropped
+	eof    bool
+	err    error // a damage error from the stream (the data before it was yielded)
+	last   byte  // the stream's last byte so far
 }
+
+// newStreamAt reads r for a readPart whose buffer is behind bytes long.
+func newStreamAt(r io.Reader, behind int) *streamAt {
+	return &streamAt{r: r, behind: behind}
+}
+
+// minFill is the least read from the decompressor at a time.
+const minFill = 256 << 10
 
 func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
 	if off < s.base {
 		return 0, fmt.Errorf("stream read at %d, before %d", off, s.base)
 	}
+	s.commit(min(off-int64(max(0, s.behind-len(p))), s.base+int64(len(s.win))))
 	for !s.eof && off+int64(len(p)) > s.base+int64(len(s.win)) {
-		s.fill(max(len(p), 1<<20))
+		s.fill(max(int(off+int64(len(p))-s.base)-len(s.win), minFill))
 	}
 	if off >= s.base+int64(len(s.win)) {
 		return 0, io.EOF
@@ -113,10 +129,17 @@ func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// fill reads up to n more bytes into the window.
+// fill reads up to n more bytes into the window, moving it to the front of
+// buf (or to a larger buf) when they would not fit after it.
 func (s *streamAt) fill(n int) {
 	at := len(s.win)
-	s.win = append(s.win, make([]byte, n)...)
+	if at+n > cap(s.win) {
+		if at+n > len(s.buf) {
+			s.buf = make([]byte, max(at+n, 2*s.behind+minFill))
+		}
+		s.win = s.buf[:copy(s.buf, s.win)]
+	}
+	s.win = s.win[:at+n]
 	m, err := io.ReadFull(s.r, s.win[at:])
 	s.win = s.win[:at+m]
 	if m > 0 {
@@ -137,7 +160,7 @@ func (s *streamAt) fill(n int) {
 // commit drops the window's bytes before off: they will not be read again.
 func (s *streamAt) commit(off int64) {
 	if k := off - s.base; k > 0 && k <= int64(len(s.win)) {
-		s.win = append(s.win[:0], s.win[k:]...)
+		s.win = s.win[k:]
 		s.base = off
 	}
 }
