@@ -475,4 +475,3 @@ func mapCounts() (int, int) {
 	}
 	return n, max
 }
-

@@ -245,3 +245,41 @@ func TestWarmFromColdCache(t *testing.T) {
 	}
 	t.Logf("resident before %d, after %d of %d bytes; read %d", before.Resident, after.Resident, after.Mapped, after.Read)
 }
+
+// TestPrefetchHeads: after eviction, PrefetchHeads brings every segment's
+// first and last pages in (asynchronously: waited for) and little else.
+// The files are mapped, not opened as segments: opening reads those pages.
+func TestPrefetchHeads(t *testing.T) {
+	dir := buildTestIndexSized(t, 3<<20, 1<<20)
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	PrefetchHeads(dir)
+	PrefetchHeads(t.TempDir()) // no index: nothing to do
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.ldx"))
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	for _, path := range segs {
+		m, err := Map(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		for _, off := range []int64{0, m.Size() - 1} {
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if r, err := m.Resident(off, 1); err != nil || r == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: byte %d not resident after PrefetchHeads", path, off)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		if r, _ := m.Resident(0, m.Size()); r*2 > m.Size() {
+			t.Errorf("%s: %d of %d bytes resident: more than the heads", path, r, m.Size())
+		}
+	}
+}
