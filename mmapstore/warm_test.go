@@ -283,3 +283,39 @@ func TestPrefetchHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockCandidatesCold: on a segment evicted from the page cache (its
+// trigram slices asked for together), the candidate blocks are those of
+// the warm segment.
+func TestBlockCandidatesCold(t *testing.T) {
+	dir := buildTestIndexSized(t, 2<<20, 4<<20)
+	needles := []string{"worker-3", "job=", "took=99", "u17 took", "INFO worker"}
+	cands := func() [][]uint32 {
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		var out [][]uint32
+		for _, s := range ix.Segments() {
+			for _, n := range needles {
+				for _, fix := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+					b, err := s.BlockCandidates([]byte(n), fix[0], fix[1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, b)
+				}
+			}
+		}
+		return out
+	}
+	warm := cands()
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	cold := cands()
+	if fmt.Sprint(cold) != fmt.Sprint(warm) {
+		t.Fatalf("cold candidates %v, warm %v", cold, warm)
+	}
+}
