@@ -154,15 +154,9 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	}
 }
 
-// BlockCandidates returns the dictionary blocks whose trigram filters
-// admit every trigram of needle (padded with a 0 byte at the end when
-// suffix is set, and at the start when prefix is set): a superset of the
-// blocks holding a term that contains needle. needle must be at least 3
-// bytes once padded.
-func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
+// needleHashes returns the distinct filter hashes of needle's trigrams,
+// padded as BlockCandidates says.
+func needleHashes(needle []byte, prefix, suffix bool) ([]uint32, error) {
 	p := needle
 	if prefix || suffix {
 		p = make([]byte, 0, len(needle)+2)
@@ -177,13 +171,6 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 	if len(p) < 3 {
 		return nil, fmt.Errorf("needle too short for trigrams")
 	}
-	acc := make([]uint64, s.sliceWords)
-	for i := range acc {
-		acc[i] = ^uint64(0)
-	}
-	if r := s.nblocks % 64; r != 0 {
-		acc[len(acc)-1] = 1<<r - 1
-	}
 	var hashes []uint32
 	seen := map[uint32]bool{}
 	for i := 0; i+3 <= len(p); i++ {
@@ -193,6 +180,29 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 				hashes = append(hashes, h)
 			}
 		}
+	}
+	return hashes, nil
+}
+
+// BlockCandidates returns the dictionary blocks whose trigram filters
+// admit every trigram of needle (padded with a 0 byte at the end when
+// suffix is set, and at the start when prefix is set): a superset of the
+// blocks holding a term that contains needle. needle must be at least 3
+// bytes once padded.
+func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	hashes, err := needleHashes(needle, prefix, suffix)
+	if err != nil {
+		return nil, err
+	}
+	acc := make([]uint64, s.sliceWords)
+	for i := range acc {
+		acc[i] = ^uint64(0)
+	}
+	if r := s.nblocks % 64; r != 0 {
+		acc[len(acc)-1] = 1<<r - 1
 	}
 	sliceBytes := uint64(s.sliceWords) * 8
 	s.prefetchSlices(hashes, sliceBytes)
