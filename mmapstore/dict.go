@@ -140,7 +140,8 @@ func (s *Segment) EstimatePrefixTerms(prefix []byte) int {
 // the first is not resident: a literal of 32 characters reads some 60
 // slices per segment, and faulting them one after another on a cold index
 // waits for each read in turn, where queued together the disk serves them
-// side by side. A warm index costs one mincore per lookup.
+// side by side, with the pages of chunk sums that verify them. A warm
+// index costs one mincore per lookup.
 func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	if s.m == nil || len(hashes) < 2 || sliceBytes == 0 {
 		return
@@ -149,8 +150,19 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	if res, err := s.m.Resident(at(hashes[0]), int64(sliceBytes)); err != nil || res == int64(sliceBytes) {
 		return
 	}
+	sums := s.entry(SectionChunkSums)
+	asked := map[int]bool{}
 	for _, h := range hashes {
 		s.m.Advise(at(h), int64(sliceBytes), unix.MADV_WILLNEED)
+		// The pages of chunk sums that verify the slice's chunks: each
+		// is read (and checked) before the first of its chunks is used.
+		for c := uint64(h) * sliceBytes / ChunkSize; c <= (uint64(h)*sliceBytes+sliceBytes-1)/ChunkSize; c++ {
+			p := (s.trigrams.chunk0 + int(c)) / SumPageChunks
+			if sums != nil && !asked[p] && !bitSet(s.cs.pageOK, p) {
+				asked[p] = true
+				s.m.Advise(int64(sums.Offset)+int64(p)*SumPageChunks*8, SumPageChunks*8, unix.MADV_WILLNEED)
+			}
+		}
 	}
 }
 
