@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+
+	"golang.org/x/sys/unix"
 )
 
 // checkDictionary checks that the dictionary sections fit the block count
@@ -133,15 +135,40 @@ func (s *Segment) EstimatePrefixTerms(prefix []byte) int {
 	return int(uint64(blocks) * s.terms / uint64(s.nblocks))
 }
 
-// BlockCandidates returns the dictionary blocks whose trigram filters
-// admit every trigram of needle (padded with a 0 byte at the end when
-// suffix is set, and at the start when prefix is set): a superset of the
-// blocks holding a term that contains needle. needle must be at least 3
-// bytes once padded.
-func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
-	if err := s.check(); err != nil {
-		return nil, err
+// prefetchSlices asks the kernel for the trigram filter slices of hashes
+// at once (MADV_WILLNEED, which queues their reads without waiting) when
+// the first is not resident: a literal of 32 characters reads some 60
+// slices per segment, and faulting them one after another on a cold index
+// waits for each read in turn, where queued together the disk serves them
+// side by side, with the pages of chunk sums that verify them. A warm
+// index costs one mincore per lookup.
+func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
+	if s.m == nil || len(hashes) < 2 || sliceBytes == 0 {
+		return
 	}
+	at := func(h uint32) int64 { return int64(s.trigrams.off + uint64(h)*sliceBytes) }
+	if res, err := s.m.Resident(at(hashes[0]), int64(sliceBytes)); err != nil || res == int64(sliceBytes) {
+		return
+	}
+	sums := s.entry(SectionChunkSums)
+	asked := map[int]bool{}
+	for _, h := range hashes {
+		s.m.Advise(at(h), int64(sliceBytes), unix.MADV_WILLNEED)
+		// The pages of chunk sums that verify the slice's chunks: each
+		// is read (and checked) before the first of its chunks is used.
+		for c := uint64(h) * sliceBytes / ChunkSize; c <= (uint64(h)*sliceBytes+sliceBytes-1)/ChunkSize; c++ {
+			p := (s.trigrams.chunk0 + int(c)) / SumPageChunks
+			if sums != nil && !asked[p] && !bitSet(s.cs.pageOK, p) {
+				asked[p] = true
+				s.m.Advise(int64(sums.Offset)+int64(p)*SumPageChunks*8, SumPageChunks*8, unix.MADV_WILLNEED)
+			}
+		}
+	}
+}
+
+// needleHashes returns the distinct filter hashes of needle's trigrams,
+// padded as BlockCandidates says.
+func needleHashes(needle []byte, prefix, suffix bool) ([]uint32, error) {
 	p := needle
 	if prefix || suffix {
 		p = make([]byte, 0, len(needle)+2)
@@ -156,6 +183,32 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 	if len(p) < 3 {
 		return nil, fmt.Errorf("needle too short for trigrams")
 	}
+	var hashes []uint32
+	seen := map[uint32]bool{}
+	for i := 0; i+3 <= len(p); i++ {
+		for _, h := range TrigramHashes(uint32(p[i])<<16 | uint32(p[i+1])<<8 | uint32(p[i+2])) {
+			if !seen[h] {
+				seen[h] = true
+				hashes = append(hashes, h)
+			}
+		}
+	}
+	return hashes, nil
+}
+
+// BlockCandidates returns the dictionary blocks whose trigram filters
+// admit every trigram of needle (padded with a 0 byte at the end when
+// suffix is set, and at the start when prefix is set): a superset of the
+// blocks holding a term that contains needle. needle must be at least 3
+// bytes once padded.
+func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	hashes, err := needleHashes(needle, prefix, suffix)
+	if err != nil {
+		return nil, err
+	}
 	acc := make([]uint64, s.sliceWords)
 	for i := range acc {
 		acc[i] = ^uint64(0)
@@ -163,20 +216,15 @@ func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32,
 	if r := s.nblocks % 64; r != 0 {
 		acc[len(acc)-1] = 1<<r - 1
 	}
-	seen := map[uint32]bool{}
-	for i := 0; i+3 <= len(p); i++ {
-		for _, h := range TrigramHashes(uint32(p[i])<<16 | uint32(p[i+1])<<8 | uint32(p[i+2])) {
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			slice, err := s.read(&s.trigrams, uint64(h)*uint64(s.sliceWords)*8, uint64(s.sliceWords)*8)
-			if err != nil {
-				return nil, err
-			}
-			for w := range acc {
-				acc[w] &= binary.LittleEndian.Uint64(slice[w*8:])
-			}
+	sliceBytes := uint64(s.sliceWords) * 8
+	s.prefetchSlices(hashes, sliceBytes)
+	for _, h := range hashes {
+		slice, err := s.read(&s.trigrams, uint64(h)*sliceBytes, sliceBytes)
+		if err != nil {
+			return nil, err
+		}
+		for w := range acc {
+			acc[w] &= binary.LittleEndian.Uint64(slice[w*8:])
 		}
 	}
 	var out []uint32

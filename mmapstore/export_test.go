@@ -42,3 +42,9 @@ func (w *Warmer) RegionSizes() []int64 {
 	}
 	return out
 }
+
+// SetFaults replaces the warmer's count of major page faults.
+func (w *Warmer) SetFaults(f func() int64) { w.faults = f }
+
+// SetPrefetchHook is told of every read a staged warmer issues.
+func (w *Warmer) SetPrefetchHook(f func(off, n int64)) { w.prefetched = f }

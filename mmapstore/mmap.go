@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,8 @@ type Mapping struct {
 	data []byte
 	size int64
 	f    *os.File // kept open: the warmer reads through it (see Prefetch)
+	// exact: f was advised POSIX_FADV_RANDOM (Prefetch reads no more than asked)
+	exact atomic.Bool
 }
 
 // Map maps path read-only. An empty file gives an empty mapping.
@@ -59,9 +62,13 @@ func Map(path string) (*Mapping, error) {
 }
 
 // Prefetch reads [off, off+n) of the file into buf's worth at a time,
-// bringing it into the page cache the mapping shares. Reading through the
-// file uses the file's own read-ahead (large sequential I/O) whatever the
-// mapping's MADV_RANDOM, where touching the mapping would fault page by page.
+// bringing it into the page cache the mapping shares: one read(2) of
+// len(buf) bytes is one disk request, where touching the mapping (advised
+// MADV_RANDOM) would fault page by page. The reads are exact: the file is
+// advised POSIX_FADV_RANDOM first, so the kernel starts no read-ahead
+// beyond them. Read-ahead would keep up to twice its window (8 MiB here)
+// of I/O queued after every read, and a query's page fault meanwhile waits
+// behind all of it; the caller chooses how much is in flight by len(buf).
 func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -70,6 +77,12 @@ func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 			return nil
 		}
 		return ErrClosed
+	}
+	if !m.exact.Load() {
+		// Only the file's reads change: faults on the mapping follow its
+		// madvise (MADV_RANDOM), not the file's mode.
+		unix.Fadvise(int(m.f.Fd()), 0, 0, unix.FADV_RANDOM)
+		m.exact.Store(true)
 	}
 	for end := off + n; off < end; {
 		k := min(int64(len(buf)), end-off)

@@ -1,7 +1,7 @@
 package mmapstore
 
 // The staged warm-up: stages, pacing, the memory budget and progress
-// reporting are one state machine, kept in one file (just past 500 lines).
+// reporting are one state machine; how it reads is in warmread.go.
 
 import (
 	"context"
@@ -62,8 +62,10 @@ type WarmOptions struct {
 	Rate     float64 // staged: bytes per second read from disk at most (0: unlimited)
 	MaxBytes int64   // warm at most this many index bytes (0: unlimited)
 	Chunk    int64   // bytes per step (default 8 MiB)
-	// Busy reports queries in flight; a staged warmer pauses (up to a few
-	// ms per step) while it is not zero, so queries get the disk first.
+	// Busy reports queries in flight; while they run and take page
+	// faults, a staged warmer pauses (up to YieldMax per piece) and then
+	// reads small pieces, so queries get the disk first (see nextPiece).
+	// Nil: any page fault counts.
 	Busy   func() int
 	Clock  Clock
 	Logger zerolog.Logger
@@ -128,7 +130,11 @@ type Warmer struct {
 	resident func(m *Mapping, off, n int64) (int64, error)
 	// touched, when set, is told of every chunk made resident (tests).
 	touched func(s *Segment, kind uint32, off, n int64)
-	buf     []byte // staged: read buffer
+	// faults counts major page faults (staged: see nextPiece); tests replace it.
+	faults     func() int64
+	lastFaults int64
+	prefetched func(off, n int64) // tests: told of every staged read
+	buf        []byte             // staged: read buffer
 }
 
 // NewWarmer plans the warm-up of ix. Nothing happens until Run.
@@ -143,7 +149,8 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 		opt.Mode = WarmStaged
 	}
 	w := &Warmer{ix: ix, opt: opt, state: StatePending,
-		resident: func(m *Mapping, off, n int64) (int64, error) { return m.Resident(off, n) }}
+		resident: func(m *Mapping, off, n int64) (int64, error) { return m.Resident(off, n) },
+		faults:   majorFaults}
 	if opt.Mode == WarmOff {
 		w.state = StateOff
 	}
@@ -193,6 +200,9 @@ func (w *Warmer) Run(ctx context.Context) error {
 	w.mu.Lock()
 	w.state, w.started = StateRunning, w.opt.Clock.Now()
 	w.mu.Unlock()
+	if w.faults != nil {
+		w.lastFaults = w.faults()
+	}
 	log := w.opt.Logger
 	log.Info().Str("mode", w.opt.Mode).Int64("bytes", w.planned()).Float64("rate_mb_s", w.opt.Rate/1e6).Msg("warm-up starting")
 	err := w.run(ctx)
@@ -330,22 +340,6 @@ func (w *Warmer) verify(ctx context.Context) error {
 	return nil
 }
 
-// yield lets running queries go first before n bytes are read: it waits
-// while queries run, at most 1 ms per 4 MiB to read, so that warm-up slows
-// down under load but still finishes (an idle moment between queries ends
-// the wait early). What this costs queries and the warm-up is measured by
-// logdex-bench's warmup section (README, Performance).
-func (w *Warmer) yield(ctx context.Context, n int64) {
-	if w.opt.Busy == nil || w.opt.Mode != WarmStaged {
-		return
-	}
-	for budget := max(n>>22, 1); budget > 0 && w.opt.Busy() > 0; budget-- {
-		if w.opt.Clock.Sleep(ctx, time.Millisecond) != nil {
-			return
-		}
-	}
-}
-
 // warmChunk makes [off, off+n) of a segment resident and returns how many
 // of those bytes were not resident before (what had to be read).
 func (w *Warmer) warmChunk(ctx context.Context, s *Segment, off, n int64) (int64, error) {
@@ -360,21 +354,28 @@ func (w *Warmer) warmChunk(ctx context.Context, s *Segment, off, n int64) (int64
 	if res == n {
 		return 0, nil
 	}
-	w.yield(ctx, n-res)
 	if w.opt.Mode == WarmEager {
 		if err := m.Advise(off, n, unix.MADV_POPULATE_READ); err == nil {
 			return n - res, nil
 		}
 	}
-	// Staged: read through the file. Large sequential reads with the
-	// file's read-ahead; the mapping shares the page cache they fill, and
-	// queries faulting at random meanwhile are not made to read 8 MiB
-	// around each fault.
+	// Staged: read through the file, piece by piece (see nextPiece); the
+	// mapping shares the page cache the reads fill, and queries faulting
+	// at random meanwhile are not made to read megabytes around each fault.
 	if w.buf == nil {
 		w.buf = make([]byte, min(w.opt.Chunk, 8<<20))
 	}
-	if err := m.Prefetch(off, n, w.buf); err != nil {
-		return 0, err
+	for p, end := off, off+n; p < end; {
+		k := min(w.nextPiece(ctx, int64(len(w.buf))), end-p)
+		if res == 0 || !w.isResident(m, p, k) {
+			if err := m.Prefetch(p, k, w.buf[:k]); err != nil {
+				return 0, err
+			}
+			if w.prefetched != nil {
+				w.prefetched(p, k)
+			}
+		}
+		p += k
 	}
 	return n - res, nil
 }
@@ -473,29 +474,4 @@ func mapCounts() (int, int) {
 		max, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	return n, max
-}
-
-// Evict asks the kernel to drop the index files' pages from the page cache
-// (posix_fadvise DONTNEED; no root needed). Pages mapped and touched by a
-// live mapping stay; evict before opening. For benchmarks and tests.
-func Evict(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".ldx") && e.Name() != ManifestName {
-			continue
-		}
-		f, err := os.Open(dir + "/" + e.Name())
-		if err != nil {
-			return err
-		}
-		err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -53,6 +53,7 @@ func newTestWarmer(t *testing.T, ix *Index, opt WarmOptions) (*Warmer, *fakeCloc
 	clk := &fakeClock{now: time.Unix(1e9, 0)}
 	opt.Clock, opt.Logger = clk, zerolog.Nop()
 	w := NewWarmer(ix, opt)
+	w.SetFaults(func() int64 { return 0 }) // no query faults unless a test says so
 	var kinds []uint32
 	w.SetTestHooks(func(*Mapping, int64, int64) (int64, error) { return 0, nil }, // always cold
 		func(kind uint32, _, _ int64) {
@@ -157,27 +158,55 @@ func TestWarmBudget(t *testing.T) {
 
 func TestWarmYieldsToQueries(t *testing.T) {
 	ix := warmIndex(t)
-	busy := 1
-	w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 1 << 20, Busy: func() int { return busy }})
-	w.Run(context.Background())
-	want := 0
-	for _, n := range w.RegionSizes() {
-		for ; n > 0; n -= 1 << 20 {
-			want += int(max(min(n, 1<<20)>>22, 1))
+	const chunk = 1 << 20
+	smallPieces := 0 // pieces of at most YieldPiece in chunks of at most chunk
+	for _, n := range w0(ix).RegionSizes() {
+		for ; n > 0; n -= chunk {
+			smallPieces += int((min(n, chunk) + YieldPiece - 1) / YieldPiece)
 		}
 	}
-	// While queries run, each chunk to read waits 1 ms per 4 MiB (at least
-	// one), then goes on.
-	if clk.naps != want {
-		t.Fatalf("%d naps, want %d", clk.naps, want)
+	chunks := 0
+	for _, n := range w0(ix).RegionSizes() {
+		chunks += int((n + chunk - 1) / chunk)
 	}
-	busy = 0
-	w2, clk2, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: 1 << 20, Busy: func() int { return busy }})
-	w2.Run(context.Background())
-	if clk2.naps != 0 {
-		t.Fatalf("%d naps while idle", clk2.naps)
+	for _, tc := range []struct {
+		name         string
+		busy         int
+		faulting     bool
+		naps, pieces int
+		slept        time.Duration
+	}{
+		// Queries reading from disk: each piece waits YieldMax (they fault
+		// all along), then the warmer reads a small piece.
+		{"cold queries", 1, true, smallPieces * int(YieldMax/(500*time.Microsecond)), smallPieces, time.Duration(smallPieces) * YieldMax},
+		// Warm queries leave the disk to the warmer: whole chunks, no wait.
+		{"warm queries", 1, false, 0, chunks, 0},
+		// Faults while no query runs are not queries waiting.
+		{"idle", 0, true, 0, chunks, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Chunk: chunk, Busy: func() int { return tc.busy }})
+			var faults int64
+			w.SetFaults(func() int64 {
+				if tc.faulting {
+					faults++
+				}
+				return faults
+			})
+			var reads int
+			w.SetPrefetchHook(func(off, n int64) { reads++ })
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if clk.naps != tc.naps || clk.slept != tc.slept || reads != tc.pieces {
+				t.Fatalf("%d naps, %v asleep, %d reads; want %d naps, %v, %d reads", clk.naps, clk.slept, reads, tc.naps, tc.slept, tc.pieces)
+			}
+		})
 	}
 }
+
+// w0 is a warmer of ix that is never run, to read its plan.
+func w0(ix *Index) *Warmer { return NewWarmer(ix, WarmOptions{}) }
 
 func TestWarmOff(t *testing.T) {
 	ix := warmIndex(t)
@@ -215,4 +244,78 @@ func TestWarmFromColdCache(t *testing.T) {
 		t.Fatalf("resident %d of %d after warm-up (before: %d)", after.Resident, after.Mapped, before.Resident)
 	}
 	t.Logf("resident before %d, after %d of %d bytes; read %d", before.Resident, after.Resident, after.Mapped, after.Read)
+}
+
+// TestPrefetchHeads: after eviction, PrefetchHeads brings every segment's
+// first and last pages in (asynchronously: waited for) and little else.
+// The files are mapped, not opened as segments: opening reads those pages.
+func TestPrefetchHeads(t *testing.T) {
+	dir := buildTestIndexSized(t, 3<<20, 1<<20)
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	PrefetchHeads(dir)
+	PrefetchHeads(t.TempDir()) // no index: nothing to do
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.ldx"))
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	for _, path := range segs {
+		m, err := Map(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		for _, off := range []int64{0, m.Size() - 1} {
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if r, err := m.Resident(off, 1); err != nil || r == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: byte %d not resident after PrefetchHeads", path, off)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		if r, _ := m.Resident(0, m.Size()); r*2 > m.Size() {
+			t.Errorf("%s: %d of %d bytes resident: more than the heads", path, r, m.Size())
+		}
+	}
+}
+
+// TestBlockCandidatesCold: on a segment evicted from the page cache (its
+// trigram slices asked for together), the candidate blocks are those of
+// the warm segment.
+func TestBlockCandidatesCold(t *testing.T) {
+	dir := buildTestIndexSized(t, 2<<20, 4<<20)
+	needles := []string{"worker-3", "job=", "took=99", "u17 took", "INFO worker"}
+	cands := func() [][]uint32 {
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		var out [][]uint32
+		for _, s := range ix.Segments() {
+			for _, n := range needles {
+				for _, fix := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+					b, err := s.BlockCandidates([]byte(n), fix[0], fix[1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, b)
+				}
+			}
+		}
+		return out
+	}
+	warm := cands()
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	cold := cands()
+	if fmt.Sprint(cold) != fmt.Sprint(warm) {
+		t.Fatalf("cold candidates %v, warm %v", cold, warm)
+	}
 }

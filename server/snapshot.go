@@ -85,6 +85,8 @@ func (s *Server) Reload() (bool, error) {
 	var prev *mmapstore.Index
 	if cur := s.cur.Load(); cur != nil {
 		prev = cur.ix // its segments are reused: mapped, verified and warm already
+	} else {
+		mmapstore.PrefetchHeads(s.opt.IndexDir) // the first open: all of it may be cold
 	}
 	ix, err := mmapstore.OpenFrom(s.opt.IndexDir, prev)
 	if err != nil {

@@ -17,7 +17,7 @@
 // matching lines are verified between logdex, rg and grep; a mismatch is
 // reported loudly and makes the exit status 3.
 //
-// Sections (--only): index, query, server (per corpus), scaling, warmup,
+// Sections (--only): index, query, server, warmup (per corpus), scaling,
 // time and compressed (loggen profile only), smallfiles (a tree of
 // --small-files files of a few lines, smallfiles.go); live (highcard lines appended
 // while searching, see live.go) only when named. A section whose
@@ -68,6 +68,7 @@ type config struct {
 	liveQPS       float64  // searches a second meanwhile
 	smallFiles    int      // smallfiles section: files in the tree
 	smallBase     string   // --smallfiles-baseline: another logdex binary timed beside (same index format)
+	warmupBase    string   // --warmup-baseline: another logdex binary started beside (same index format)
 	args          []string // as given, for the reproduce line
 }
 
@@ -114,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.liveFiles, "live-files", 20, "live section: files appended to")
 	fs.IntVar(&c.smallFiles, "small-files", 100_000, "smallfiles section: files in the tree (a few lines each)")
 	fs.StringVar(&c.smallBase, "smallfiles-baseline", "", "smallfiles section: also time this logdex `binary` (of the same index format), interleaved, as a baseline")
+	fs.StringVar(&c.warmupBase, "warmup-baseline", "", "warmup section: also start this logdex `binary` (of the same index format), staged and eager, interleaved, as a baseline")
 	fs.Float64Var(&c.liveQPS, "live-qps", 20, "live section: searches a second during the load (and on the settled index); 0: none, to see indexing alone")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -182,7 +184,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		c.cacheDir = filepath.Join(base, "logdex-bench")
 	}
-	for _, p := range []*string{&c.cacheDir, &c.corpusDir, &c.indexDir, &c.logdexBin, &c.smallBase} {
+	for _, p := range []*string{&c.cacheDir, &c.corpusDir, &c.indexDir, &c.logdexBin, &c.smallBase, &c.warmupBase} {
 		if *p != "" {
 			abs, err := filepath.Abs(*p)
 			if err != nil {

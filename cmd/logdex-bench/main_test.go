@@ -107,7 +107,7 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries, loggen corpus (median of 1)",
 		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
 		"### Speed-up over rg, geometric mean of the queries", "| highcard | 15 |", "### Scaling", "### Server, loggen corpus",
-		"### Server, highcard corpus", "| error (100 of its hits) | off | 64 |", "| floor: minimal Go net/http server", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
+		"### Server, highcard corpus", "### Start-up and warm-up, loggen corpus", "### Start-up and warm-up, highcard corpus", "`literal:4bf92f35", "| error (100 of its hits) | off | 64 |", "| floor: minimal Go net/http server", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
 		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "### Many small files (300 files", "| word in half the files `timeout` |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
@@ -150,6 +150,14 @@ func TestSmoke(t *testing.T) {
 	}
 	if rep.Scaling == nil || len(rep.Scaling.Rows) != 2 {
 		t.Errorf("scaling rows: %+v", rep.Scaling)
+	}
+	if len(rep.Warmups) != 2 || rep.Warmups[0].Profile != "loggen" || rep.Warmups[1].Profile != "highcard" {
+		t.Errorf("warm-up sections: %s", b)
+	}
+	for _, w := range rep.Warmups {
+		if w.Skipped != "" || len(w.Rows) != 3 || w.Rows[0].FirstAnswer == nil {
+			t.Errorf("warm-up on %s: %+v", w.Profile, w)
+		}
 	}
 	checkTimeAndCompressed(t, &rep)
 	// A second run reuses the cached corpus and index: --only query alone works.

@@ -14,7 +14,7 @@ type Report struct {
 	Machine    Machine           `json:"machine"`
 	Corpora    []*CorpusResult   `json:"corpora,omitempty"`
 	Scaling    *ScalingResult    `json:"scaling,omitempty"`    // loggen profile
-	Warmup     *WarmupResult     `json:"warmup,omitempty"`     // loggen profile
+	Warmups    []*WarmupResult   `json:"warmups,omitempty"`    // one per profile
 	Time       *TimeResult       `json:"time,omitempty"`       // loggen profile
 	Compressed *CompressedResult `json:"compressed,omitempty"` // loggen profile
 	SmallFiles *SmallFilesResult `json:"smallfiles,omitempty"`
@@ -112,7 +112,7 @@ func (r *Report) Markdown() string {
 		p("Page cache warm: files read once, and one untimed warm-up run of every command before the timed runs. " +
 			"Each section runs on every corpus in turn.  \n")
 	}
-	if len(r.Corpora) > 0 || r.Scaling != nil || r.Warmup != nil {
+	if len(r.Corpora) > 0 || r.Scaling != nil || len(r.Warmups) > 0 {
 		p("Every figure comes from this one session; commands are interleaved run by run (A B C A B C ...), each timed run of a short process (logdex CLI, rg, grep) right after an untimed run of the same command. " +
 			"Cells are `median [min–max]`; ratios are rg's median over logdex's (>1: logdex faster).\n\n")
 	} else {

@@ -200,6 +200,11 @@ func freePort() (string, error) {
 }
 
 func (b *bench) startServer(c *corpus, ix string, extra []string) (*served, error) {
+	return b.startServerBin(b.bin, c, ix, extra)
+}
+
+// startServerBin starts `bin serve` (another logdex binary: a baseline).
+func (b *bench) startServerBin(bin string, c *corpus, ix string, extra []string) (*served, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, err
@@ -210,7 +215,7 @@ func (b *bench) startServer(c *corpus, ix string, extra []string) (*served, erro
 	}
 	defer logf.Close()
 	args := append([]string{"serve", "--addr", addr, "--index", ix}, extra...)
-	cmd := exec.Command(b.bin, append(args, c.Dir)...)
+	cmd := exec.Command(bin, append(args, c.Dir)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	s := &served{cmd: cmd, addr: addr, probe: searchPath(c), log: logf.Name(), exit: make(chan error, 1)}
 	s.start = time.Now()

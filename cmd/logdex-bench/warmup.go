@@ -35,40 +35,75 @@ type WarmupRow struct {
 	Queries     int    `json:"queries"`
 }
 
-// WarmupResult is the warm-up section.
+// WarmupResult is the warm-up section on one corpus.
 type WarmupResult struct {
+	Profile    string      `json:"profile"`
 	Skipped    string      `json:"skipped,omitempty"`
 	CorpusMB   int64       `json:"corpus_mb"`
 	IndexBytes int64       `json:"index_bytes"`
 	Mix        []string    `json:"mix"`
 	Rows       []WarmupRow `json:"rows"`
+	Baseline   string      `json:"baseline,omitempty"` // --warmup-baseline`
 	Notes      []string    `json:"notes,omitempty"`
 }
 
-// warmupMix is the fixed query mix issued during start-up.
-var warmupMix = []struct{ q, mode string }{
-	{"mallory", "query"},
-	{"10.213.7.42", "literal"},
-	{"checksum mismatch on segment [0-9]+", "regex"},
-	{`"connection reset"`, "query"},
-	{"error AND timeout", "query"},
-	{"1e4f7a2c", "literal"},
-	{"quint*", "query"},
+// warmQuery is one query of a warm-up mix.
+type warmQuery struct{ q, mode string }
+
+// warmupMix is the fixed query mix issued during start-up on a corpus of
+// the profile: a word, literals that read many dictionary blocks (an IP, a
+// partial id), a regex, a phrase, a boolean query, a prefix.
+func warmupMix(profile string) []warmQuery {
+	if profile == loggen.ProfileHighCard {
+		txt := map[string]string{}
+		for _, n := range loggen.NeedlesOf(loggen.ProfileHighCard) {
+			txt[n.Name] = n.Text
+		}
+		return []warmQuery{
+			{txt[loggen.NeedleTrace], "literal"},
+			{"deadlock", "query"},
+			{txt[loggen.NeedleIPPort], "literal"},
+			{`pool exhausted: all [0-9]+ connections`, "regex"},
+			{`"pool exhausted"`, "query"},
+			{txt[loggen.NeedlePartial], "literal"},
+			{txt[loggen.NeedleOrder], "literal"},
+		}
+	}
+	return []warmQuery{
+		{"mallory", "query"},
+		{"10.213.7.42", "literal"},
+		{"checksum mismatch on segment [0-9]+", "regex"},
+		{`"connection reset"`, "query"},
+		{"error AND timeout", "query"},
+		{"1e4f7a2c", "literal"},
+		{"quint*", "query"},
+	}
 }
 
+// warmup runs the section on every configured profile's corpus in turn.
 func (b *bench) warmup() error {
-	res := &WarmupResult{CorpusMB: b.cfg.warmupMB}
-	b.rep.Warmup = res
-	for _, m := range warmupMix {
+	for _, p := range b.cfg.profiles {
+		if err := b.warmupOn(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) warmupOn(profile string) error {
+	res := &WarmupResult{Profile: profile, CorpusMB: b.cfg.warmupMB}
+	b.rep.Warmups = append(b.rep.Warmups, res)
+	mix := warmupMix(profile)
+	for _, m := range mix {
 		res.Mix = append(res.Mix, m.mode+":"+m.q)
 	}
 	var c *corpus
 	var err error
 	ix := b.cfg.indexDir
 	if b.cfg.corpusDir != "" && ix != "" { // --corpus and --index given: measure those
-		c, err = b.corpus(loggen.ProfileLoggen, 0)
+		c, err = b.corpus(profile, 0)
 	} else {
-		c, err = b.generated(loggen.ProfileLoggen, b.cfg.warmupMB)
+		c, err = b.generated(profile, b.cfg.warmupMB)
 		if err == nil {
 			var why string
 			if ix, why = b.readyIndex(c, b.indexCachePath(c), true); why != "" {
@@ -88,7 +123,14 @@ func (b *bench) warmup() error {
 	if b.cfg.smoke {
 		after = 300 * time.Millisecond
 	}
-	modes := []string{mmapstore.WarmStaged, mmapstore.WarmEager, mmapstore.WarmOff}
+	// One server per mode and round, modes interleaved; a baseline binary's
+	// staged and eager runs come right after this binary's.
+	type startMode struct{ label, bin, mode string }
+	modes := []startMode{{mmapstore.WarmStaged, b.bin, mmapstore.WarmStaged}, {mmapstore.WarmEager, b.bin, mmapstore.WarmEager}}
+	if base := b.cfg.warmupBase; base != "" {
+		modes = append(modes, startMode{"staged, baseline", base, mmapstore.WarmStaged}, startMode{"eager, baseline", base, mmapstore.WarmEager})
+	}
+	modes = append(modes, startMode{mmapstore.WarmOff, b.bin, mmapstore.WarmOff})
 	type acc struct {
 		first, resident, dp50, dp99, ap50, ap99 []time.Duration
 		queries                                 int
@@ -96,20 +138,20 @@ func (b *bench) warmup() error {
 	accs := make([]acc, len(modes))
 	var stagedDone time.Duration
 	for r := 0; r < b.cfg.runs; r++ {
-		for i, mode := range modes {
+		for i, m := range modes {
 			if err := mmapstore.Evict(ix); err != nil {
 				return fmt.Errorf("evict %s: %w", ix, err)
 			}
 			// off never becomes resident: watch it as long as staged took.
 			limit := time.Duration(0)
-			if mode == mmapstore.WarmOff {
+			if m.mode == mmapstore.WarmOff {
 				limit = max(stagedDone, time.Second)
 			}
-			run, err := b.warmupRun(c, ix, mode, after, limit)
+			run, err := b.warmupRun(m.bin, c, ix, mix, m.mode, after, limit)
 			if err != nil {
-				return fmt.Errorf("warm-up %s: %w", mode, err)
+				return fmt.Errorf("warm-up %s: %w", m.label, err)
 			}
-			if mode == mmapstore.WarmStaged && run.done > 0 {
+			if i == 0 && run.done > 0 {
 				stagedDone = run.done
 			}
 			a := &accs[i]
@@ -126,13 +168,16 @@ func (b *bench) warmup() error {
 				a.ap99 = append(a.ap99, pct(run.after, 0.99))
 			}
 			a.queries += len(run.during) + len(run.after)
-			b.logf("warm-up %s round %d: first answer %v, resident %v, %d queries during, %d after; slowest while warming: %v", mode, r+1, run.first, run.resident, len(run.during), len(run.after), run.slowest)
+			b.logf("warm-up %s %s round %d: first answer %v, resident %v, %d queries during, %d after; slowest while warming: %v", profile, m.label, r+1, run.first, run.resident, len(run.during), len(run.after), run.slowest)
 		}
 	}
-	for i, mode := range modes {
+	for i, m := range modes {
 		a := accs[i]
-		res.Rows = append(res.Rows, WarmupRow{Mode: mode, FirstAnswer: distOf(a.first, true), AllResident: distOf(a.resident, true),
+		res.Rows = append(res.Rows, WarmupRow{Mode: m.label, FirstAnswer: distOf(a.first, true), AllResident: distOf(a.resident, true),
 			DuringP50: distOf(a.dp50, true), DuringP99: distOf(a.dp99, true), AfterP50: distOf(a.ap50, true), AfterP99: distOf(a.ap99, true), Queries: a.queries})
+	}
+	if b.cfg.warmupBase != "" {
+		res.Baseline = b.cfg.warmupBase
 	}
 	res.Notes = append(res.Notes, "off: 'during' is the first run of queries as long as staged took to warm up; its pages come in only as queries fault them")
 	return nil
@@ -165,8 +210,8 @@ type warmRun struct {
 // warmupRun starts one server and drives it until warm-up is done and
 // `after` more has passed (or, with limit > 0, for limit after the first
 // answer).
-func (b *bench) warmupRun(c *corpus, ix, mode string, after, limit time.Duration) (*warmRun, error) {
-	s, err := b.startServer(c, ix, []string{"--warmup=" + mode, "--reindex", "0", "--cache-ttl", "0", "-q"})
+func (b *bench) warmupRun(bin string, c *corpus, ix string, mix []warmQuery, mode string, after, limit time.Duration) (*warmRun, error) {
+	s, err := b.startServerBin(bin, c, ix, []string{"--warmup=" + mode, "--reindex", "0", "--cache-ttl", "0", "-q"})
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +252,7 @@ func (b *bench) warmupRun(c *corpus, ix, mode string, after, limit time.Duration
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("no end of warm-up within 3 minutes: %s", tail(s.log))
 		}
-		m := warmupMix[i%len(warmupMix)]
+		m := mix[i%len(mix)]
 		u := s.url("/api/search?limit=20&mode=" + m.mode + "&q=" + url.QueryEscape(m.q))
 		t0 := time.Now()
 		resp, err := cl.Get(u)
@@ -261,11 +306,13 @@ func (b *bench) warmupRun(c *corpus, ix, mode string, after, limit time.Duration
 }
 
 func (r *Report) mdWarmup(p printf) {
-	x := r.Warmup
-	if x == nil {
-		return
+	for _, x := range r.Warmups {
+		x.md(p)
 	}
-	p("### Start-up and warm-up (index evicted from the page cache before each run)\n\n")
+}
+
+func (x *WarmupResult) md(p printf) {
+	p("### Start-up and warm-up, %s corpus (index evicted from the page cache before each run)\n\n", x.Profile)
 	if x.Skipped != "" {
 		p("_Skipped: %s._\n\n", x.Skipped)
 		return
@@ -277,15 +324,29 @@ func (r *Report) mdWarmup(p printf) {
 		p("| %s | %s | %s | %s | %s | %s | %s | %d |\n", w.Mode, cell(w.FirstAnswer), cell(w.AllResident), cell(w.DuringP50), cell(w.DuringP99), cell(w.AfterP50), cell(w.AfterP99), w.Queries)
 	}
 	p("\n")
-	var staged, eager *WarmupRow
-	for i := range x.Rows {
-		switch x.Rows[i].Mode {
-		case mmapstore.WarmStaged:
-			staged = &x.Rows[i]
-		case mmapstore.WarmEager:
-			eager = &x.Rows[i]
-		}
+	if x.Baseline != "" {
+		p("Rows marked baseline are `%s`, run right after this binary's in every round.\n\n", x.Baseline)
 	}
+	row := func(label string) *WarmupRow {
+		for i := range x.Rows {
+			if x.Rows[i].Mode == label {
+				return &x.Rows[i]
+			}
+		}
+		return nil
+	}
+	ratios(p, row(mmapstore.WarmStaged), row(mmapstore.WarmEager))
+	if x.Baseline != "" {
+		p("Baseline:\n\n")
+		ratios(p, row("staged, baseline"), row("eager, baseline"))
+	}
+	for _, n := range x.Notes {
+		p("_%s._\n\n", n)
+	}
+}
+
+// ratios prints the warm-up goals' ratios of one binary's staged and eager rows.
+func ratios(p printf, staged, eager *WarmupRow) {
 	if staged != nil && eager != nil && staged.FirstAnswer != nil && eager.FirstAnswer != nil {
 		p("- first answer, staged / eager: %.2f (goal ≤ 0.10)\n", staged.FirstAnswer.Median/eager.FirstAnswer.Median)
 		if staged.DuringP99 != nil && staged.AfterP99 != nil {
@@ -295,8 +356,5 @@ func (r *Report) mdWarmup(p printf) {
 			p("- time until all resident, staged / eager: %.2f (goal ≤ 2)\n", staged.AllResident.Median/eager.AllResident.Median)
 		}
 		p("\n")
-	}
-	for _, n := range x.Notes {
-		p("_%s._\n\n", n)
 	}
 }
