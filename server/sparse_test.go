@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/rs/zerolog"
@@ -115,7 +114,6 @@ func TestLargerThan2GiB(t *testing.T) {
 	download(fmt.Sprintf("/api/files/%d/content", id), true)
 	// Every line: the file is one coalesced 2.5 GiB range, sent with its
 	// length, and then streamed.
-	ts.rawBuffer.wait = time.Hour
 	download("/api/search/raw?mode=regex&q=%5E", true)
 	ts.rawBuffer.ranges = 1
 	download("/api/search/raw?mode=regex&q=%5E", false)
