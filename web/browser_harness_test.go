@@ -312,7 +312,14 @@ func (tb *tab) open(path string) {
 // eval evaluates a JS expression (awaiting promises) into out.
 func (tb *tab) eval(expr string, out any) {
 	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
+	tb.evalWithin(stepTimeout, expr, out)
+}
+
+// evalWithin is eval for a long step (one that walks many pages), bounded
+// by limit instead of stepTimeout.
+func (tb *tab) evalWithin(limit time.Duration, expr string, out any) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, limit)
 	defer cancel()
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
