@@ -571,7 +571,7 @@ func testManyHits(t *testing.T, browser context.Context) {
 		JumpMedian, JumpP95, ScrollMedian, ScrollP95    float64
 		StepMedian, StepMax, NaiveMS, NaiveNodes, Pages float64
 	}
-	// Loads 120 pages and renders 12,000 rows: minutes, not seconds, on a
+	// Loads 120 pages and renders 12,000 rows: tens of seconds on a
 	// loaded machine under -race.
 	tb.evalWithin(4*stepTimeout, `(async () => {
 		const r = logdex.results, sc = document.querySelector('#results');
