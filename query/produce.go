@@ -257,7 +257,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
 		whole := s.damagedFiles[f.ID]
-		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly, timing))
+		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly))
 		if err != nil {
 			h = live.Failed(err)
 		}
@@ -465,10 +465,13 @@ func (b *countBudget) spend(n int64) bool {
 
 // readsFile tells whether any of a file's tasks reads the file (else an
 // unchanged file is not even opened: counting hits that need no
-// verification, over 100,000 small files, is then one fstatat each).
-func readsFile(ts []*task, countOnly, timing bool) bool {
+// verification, over 100,000 small files, is then one fstatat each). A
+// time range or histogram does not read it either: lines are timed from
+// the segment. Should the segment turn out damaged, the task's fallback
+// opens the file then (run).
+func readsFile(ts []*task, countOnly bool) bool {
 	for _, t := range ts {
-		if t.kind != taskIDs || !countOnly || timing || t.plan.verify == nil {
+		if t.kind != taskIDs || !countOnly || t.plan.verify == nil {
 			return true
 		}
 		sp := t.seg.Spans()[t.span]
