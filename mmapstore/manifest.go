@@ -205,9 +205,9 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 	if !ok {
 		return nil, bad("bad JSON length")
 	}
-	var head manifestHead
 	// Unknown fields are ignored: a newer writer may add optional ones.
-	if err := json.Unmarshal(js, &head); err != nil {
+	head, err := decodeHead(js)
+	if err != nil {
 		return nil, bad("%v", err)
 	}
 	m := &Manifest{Generation: head.Generation, TZ: head.TZ, NextFileID: head.NextFileID, NextSegmentID: head.NextSegmentID}
