@@ -41,8 +41,8 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 				defer h.Close()
 			}
 			sp := t.seg.Spans()[t.span]
-			*t = task{kind: taskScan, file: t.file, h: h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
-				after: t.after, until: t.until, beyond: t.beyond, need: t.need, done: t.done, damage: t.err,
+			t.taskBody = taskBody{kind: taskScan, file: t.file, h: h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
+				after: t.after, until: t.until, beyond: t.beyond, need: t.need, damage: t.err,
 				tr: t.tr, hist: t.hist, wantTimes: t.wantTimes}
 			if t.tr != nil || t.hist != nil || t.wantTimes {
 				t.rtimer = newReadTimer(s.loc, t.file.Record(), false)
