@@ -205,9 +205,9 @@ func DecodeManifest(name string, b []byte) (*Manifest, error) {
 	if !ok {
 		return nil, bad("bad JSON length")
 	}
-	var head manifestHead
 	// Unknown fields are ignored: a newer writer may add optional ones.
-	if err := json.Unmarshal(js, &head); err != nil {
+	head, err := decodeHead(js)
+	if err != nil {
 		return nil, bad("%v", err)
 	}
 	m := &Manifest{Generation: head.Generation, TZ: head.TZ, NextFileID: head.NextFileID, NextSegmentID: head.NextSegmentID}
@@ -310,15 +310,19 @@ func ReadRoots(dir string) ([]Root, error) {
 	return rootsFromWire(roots.Roots)
 }
 
+// manifestReadMax: a manifest up to this size is read, a larger one (many
+// files) mapped.
+const manifestReadMax = 256 << 10
+
 func readManifestFile(dir string, decode func(path string, b []byte) error) error {
 	path := filepath.Join(dir, ManifestName)
-	m, err := Map(path)
+	b, release, err := loadFile(path, manifestReadMax)
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s: %w", dir, ErrNoIndex)
 	}
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return decode(path, m.Bytes())
+	defer release()
+	return decode(path, b)
 }

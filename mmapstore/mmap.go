@@ -3,6 +3,7 @@ package mmapstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,11 @@ type Mapping struct {
 	mu   sync.RWMutex
 	data []byte
 	size int64
-	f    *os.File // kept open: the warmer reads through it (see Prefetch)
-	// exact: f was advised POSIX_FADV_RANDOM (Prefetch reads no more than asked)
+	// fd is kept open (-1 once closed, or for an empty file): the warmer
+	// reads through it (see Prefetch). A bare descriptor, not an os.File:
+	// os.NewFile costs an fcntl(2) and a cleanup per segment opened.
+	fd int
+	// exact: fd was advised POSIX_FADV_RANDOM (Prefetch reads no more than asked)
 	exact atomic.Bool
 }
 
@@ -37,28 +41,79 @@ func Map(path string) (*Mapping, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), path)
+	m := &Mapping{path: path, fd: -1}
+	if m.size, err = fileSize(fd, path); err == nil {
+		m.data, err = mapFD(fd, path, m.size)
+	}
+	if err != nil || m.data == nil {
+		unix.Close(fd)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil // empty
+	}
+	m.fd = fd
+	return m, nil
+}
+
+func fileSize(fd int, path string) (int64, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+		return 0, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	m := &Mapping{path: path, size: st.Size}
-	if st.Size == 0 {
-		f.Close()
-		return m, nil
+	return st.Size, nil
+}
+
+// mapFD maps the file open at fd, of size bytes, whole (nil when empty).
+func mapFD(fd int, path string, size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
 	}
-	if st.Size != int64(int(st.Size)) {
-		f.Close()
+	if size != int64(int(size)) {
 		return nil, fmt.Errorf("map %s: file too large", path)
 	}
-	data, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
-	m.data, m.f = data, f
-	return m, nil
+	return data, nil
+}
+
+// loadFile returns path's bytes, read into memory when at most readMax,
+// mapped otherwise; release unmaps them. Reading a small file costs fewer
+// system calls than mapping it, and no unmapping, which flushes the TLB
+// of every CPU running one of the process's threads.
+func loadFile(path string, readMax int64) (b []byte, release func(), err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	size, err := fileSize(fd, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if size > readMax {
+		data, err := mapFD(fd, path, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		return data, func() { unix.Munmap(data) }, nil
+	}
+	b = make([]byte, size)
+	for n := 0; n < len(b); {
+		r, err := unix.Pread(fd, b[n:], int64(n))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case r == 0: // shorter than it was a moment ago: what is there
+			return b[:n], func() {}, nil
+		}
+		n += r
+	}
+	return b, func() {}, nil
 }
 
 // Prefetch reads [off, off+n) of the file into buf's worth at a time,
@@ -72,7 +127,7 @@ func Map(path string) (*Mapping, error) {
 func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.f == nil {
+	if m.fd < 0 {
 		if m.size == 0 {
 			return nil
 		}
@@ -81,14 +136,19 @@ func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	if !m.exact.Load() {
 		// Only the file's reads change: faults on the mapping follow its
 		// madvise (MADV_RANDOM), not the file's mode.
-		unix.Fadvise(int(m.f.Fd()), 0, 0, unix.FADV_RANDOM)
+		unix.Fadvise(m.fd, 0, 0, unix.FADV_RANDOM)
 		m.exact.Store(true)
 	}
 	for end := off + n; off < end; {
 		k := min(int64(len(buf)), end-off)
-		r, err := m.f.ReadAt(buf[:k], off)
-		if r == 0 && err != nil {
-			return err
+		r, err := unix.Pread(m.fd, buf[:k], off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return &os.PathError{Op: "read", Path: m.path, Err: err}
+		case r == 0:
+			return io.EOF
 		}
 		off += int64(r)
 	}
@@ -177,9 +237,9 @@ func (m *Mapping) Close() error {
 		return nil
 	}
 	err := unix.Munmap(m.data)
-	if m.f != nil {
-		m.f.Close()
-		m.f = nil
+	if m.fd >= 0 {
+		unix.Close(m.fd)
+		m.fd = -1
 	}
 	m.data = nil
 	m.size = 0

@@ -77,6 +77,18 @@ func answerFault(t *testing.T, s *Searcher, i int) (string, *Stats) {
 	if err != nil {
 		t.Fatalf("%v: %v", q, err)
 	}
+	if fq.tr != nil {
+		// Counted alone, a window reads no line and leaves the files
+		// unopened, until damage sends a task to read its span (run).
+		cst, err := s.Search(context.Background(), q, Options{Time: fq.tr, PerFile: func(f *File, n int64) error {
+			fmt.Fprintf(&b, "count %s:%d\n", f.Path, n)
+			return nil
+		}}, nil)
+		if err != nil {
+			t.Fatalf("%v counted: %v", q, err)
+		}
+		st.Damaged = append(st.Damaged, cst.Damaged...)
+	}
 	return b.String(), st
 }
 
@@ -158,6 +170,74 @@ func TestFaultBitFlips(t *testing.T) {
 		fmt.Fprintf(&tab, "| %s | %d | %d |\n", name, tried[name], caught[name])
 	}
 	t.Log(tab.String())
+}
+
+// TestFaultWindowCountUnopened damages, one section at a time, every
+// chunk of the sections a count of a time window reads: such a count reads
+// no line, so its files are not opened (readsFile), and damage found while
+// its tasks run (the line times of a window's edge groups) must still be
+// answered from the files, which run then opens.
+func TestFaultWindowCountUnopened(t *testing.T) {
+	dir, _ := faultIndex(t)
+	q, err := Compile([]string{"error"}, lang.ModeQuery, true)
+	must(t, err)
+	// Short windows across the logs' day: their edges fall inside groups.
+	var windows []*TimeRange
+	for m := int64(0); m < 24*60; m += 37 {
+		from := faultTime("2026-10-10T00:00:00Z") + m*int64(time.Minute)
+		windows = append(windows, &TimeRange{From: from, To: from + 13*int64(time.Minute)})
+	}
+	counts := func(t *testing.T, s *Searcher) string {
+		var b strings.Builder
+		for _, tr := range windows {
+			_, err := s.Search(context.Background(), q, Options{Time: tr, PerFile: func(f *File, n int64) error {
+				fmt.Fprintf(&b, "%d %s:%d\n", tr.From, f.Path, n)
+				return nil
+			}}, nil)
+			if err != nil {
+				t.Fatalf("window %d: %v", tr.From, err)
+			}
+		}
+		return b.String()
+	}
+	s := openPinned(t, dir)
+	want := counts(t, s)
+	s.Close()
+	segs, err := filepath.Glob(filepath.Join(dir, "seg-*.ldx"))
+	must(t, err)
+	for _, kind := range []uint32{mmapstore.SectionTimeGroups, mmapstore.SectionLineTimes} {
+		t.Run(mmapstore.SectionName(kind), func(t *testing.T) {
+			orig := map[string][]byte{}
+			for _, p := range segs {
+				b, err := os.ReadFile(p)
+				must(t, err)
+				orig[p] = b
+				seg, err := mmapstore.ParseSegment(p, b)
+				must(t, err)
+				d := append([]byte(nil), b...)
+				for _, e := range seg.Sections() {
+					for off := e.Offset; e.Kind == kind && off < e.Offset+e.Length; off += mmapstore.ChunkSize {
+						d[off] ^= 0x5a
+					}
+				}
+				must(t, os.WriteFile(p, d, 0o644))
+			}
+			defer func() {
+				for p, b := range orig {
+					must(t, os.WriteFile(p, b, 0o644))
+				}
+				os.Remove(filepath.Join(dir, mmapstore.QuarantineName))
+			}()
+			ix, err := mmapstore.Open(dir)
+			must(t, err)
+			defer ix.Close()
+			s := NewSearcher(ix, []string{"logs"})
+			defer s.Close()
+			if got := counts(t, s); got != want {
+				t.Fatalf("counts differ:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
 }
 
 // TestFaultTruncations cuts segments at random lengths before they are

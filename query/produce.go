@@ -80,6 +80,13 @@ func (t *task) release() {
 }
 
 type task struct {
+	// taskBody is all the task is and found. run's fallback rewrites it
+	// whole while the consumer waits on done, which it must not write.
+	taskBody
+	done chan struct{} // closed once the task ran
+}
+
+type taskBody struct {
 	kind    taskKind
 	file    *File
 	counted []fileCount // taskCounted
@@ -122,7 +129,6 @@ type task struct {
 	damage error // the segment was found damaged: the span was read raw
 	nulAt  int64 // taskScan: 1 + offset of the first NUL byte read, 0 when none
 	err    error
-	done   chan struct{}
 }
 
 // spans by offset, then its unindexed tail.
@@ -146,7 +152,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		if len(counted) == 0 {
 			return true
 		}
-		t := &task{kind: taskCounted, counted: counted}
+		t := &task{taskBody: taskBody{kind: taskCounted, counted: counted}}
 		counted = nil
 		return emit(t)
 	}
@@ -167,7 +173,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			h.Close()
 			return false
 		}
-		if !emit(&task{kind: taskFile, file: f, h: h}) {
+		if !emit(&task{taskBody: taskBody{kind: taskFile, file: f, h: h}}) {
 			h.Close()
 			return false
 		}
@@ -228,7 +234,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 					continue
 				}
 				t := spare.get()
-				*t = task{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)}
+				*t = task{taskBody: taskBody{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)}}
 				ts = append(ts, t)
 				continue
 			}
@@ -248,8 +254,8 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				if opt.Time != nil && sp.Timed && !chunkMeets(seg, sr.span, chunks, ci, opt.Time) {
 					continue
 				}
-				ts = append(ts, &task{kind: taskScan, file: f, seg: seg, span: sr.span, start: c.Start, end: c.End,
-					line0: sp.StartLineNo + int64(c.FirstLine-sp.FirstLine), times: spanTimesIf(timing, seg, sr.span)})
+				ts = append(ts, &task{taskBody: taskBody{kind: taskScan, file: f, seg: seg, span: sr.span, start: c.Start, end: c.End,
+					line0: sp.StartLineNo + int64(c.FirstLine-sp.FirstLine), times: spanTimesIf(timing, seg, sr.span)}})
 			}
 		}
 		tsBuf = ts
@@ -257,7 +263,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		// scanned, and a file replaced since is answered as it is now, as
 		// is a file with lines in a segment that could not be opened.
 		whole := s.damagedFiles[f.ID]
-		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly, timing))
+		h, err := s.logs.StatIn(dirs, f.lf, whole || readsFile(ts, countOnly))
 		if err != nil {
 			h = live.Failed(err)
 		}
@@ -279,7 +285,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if !limited {
 				if cur, err := s.logs.Check(f.lf); err == nil && cur.File() != nil && once.take(fi, f, cur) {
 					fc := f.atPath()
-					t := &task{kind: taskScan, file: fc, start: 0, end: cur.Size(), line0: 1, final: true}
+					t := &task{taskBody: taskBody{kind: taskScan, file: fc, start: 0, end: cur.Size(), line0: 1, final: true}}
 					if timing {
 						t.rtimer = newReadTimer(s.loc, f.Record(), false)
 					}
@@ -308,18 +314,18 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			// waits for the next re-index (said in the warnings).
 			ts = nil
 		case rec.Compression != "" && whole: // read whole: decompressed from the start
-			ts = []*task{{kind: taskScan, file: f, start: 0, end: rec.Indexed, line0: 1}}
+			ts = []*task{{taskBody: taskBody{kind: taskScan, file: f, start: 0, end: rec.Indexed, line0: 1}}}
 			if timing {
 				ts[0].rtimer = newReadTimer(s.loc, rec, false)
 			}
 		case rec.Compression != "": // compressed files do not grow
 		case h.Stale() != nil || whole: // answer from the file as it is now
-			ts = []*task{{kind: taskScan, file: f, start: 0, end: h.Size(), line0: 1, final: true}}
+			ts = []*task{{taskBody: taskBody{kind: taskScan, file: f, start: 0, end: h.Size(), line0: 1, final: true}}}
 			if timing {
 				ts[0].rtimer = newReadTimer(s.loc, rec, false)
 			}
 		case h.Size() > rec.Indexed && !limited: // (Options.Only: indexed lines)
-			t := &task{kind: taskScan, file: f, start: rec.Indexed, end: h.Size(), line0: rec.Lines + 1, final: true}
+			t := &task{taskBody: taskBody{kind: taskScan, file: f, start: rec.Indexed, end: h.Size(), line0: rec.Lines + 1, final: true}}
 			if timing {
 				t.rtimer = newReadTimer(s.loc, rec, true)
 			}
@@ -356,7 +362,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 // rawTask reads span sp as a byte range of f's file, without the offset
 // index (whose damage is why), timing lines from their text if asked.
 func rawTask(f *File, sp mmapstore.Span, loc *time.Location, timing bool) *task {
-	t := &task{kind: taskScan, file: f, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo}
+	t := &task{taskBody: taskBody{kind: taskScan, file: f, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo}}
 	if timing {
 		t.rtimer = newReadTimer(loc, f.Record(), false)
 	}
@@ -465,10 +471,13 @@ func (b *countBudget) spend(n int64) bool {
 
 // readsFile tells whether any of a file's tasks reads the file (else an
 // unchanged file is not even opened: counting hits that need no
-// verification, over 100,000 small files, is then one fstatat each).
-func readsFile(ts []*task, countOnly, timing bool) bool {
+// verification, over 100,000 small files, is then one fstatat each). A
+// time range or histogram does not read it either: lines are timed from
+// the segment. Should the segment turn out damaged, the task's fallback
+// opens the file then (run).
+func readsFile(ts []*task, countOnly bool) bool {
 	for _, t := range ts {
-		if t.kind != taskIDs || !countOnly || timing || t.plan.verify == nil {
+		if t.kind != taskIDs || !countOnly || t.plan.verify == nil {
 			return true
 		}
 		sp := t.seg.Spans()[t.span]

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime/debug"
 	"sync"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
+	"github.com/logdex/logdex/query/live"
 )
 
 const scanChunk = 8 << 20
@@ -30,9 +32,17 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 	case taskIDs:
 		t.err = s.runIDsGuarded(q, t, wantText, countOnly, maxRecs, ls)
 		if errors.Is(t.err, mmapstore.ErrCorrupt) {
+			h, err := s.openForFallback(t)
+			if err != nil {
+				t.err = err
+				return
+			}
+			if h != t.h {
+				defer h.Close()
+			}
 			sp := t.seg.Spans()[t.span]
-			*t = task{kind: taskScan, file: t.file, h: t.h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
-				after: t.after, until: t.until, beyond: t.beyond, need: t.need, done: t.done, damage: t.err,
+			t.taskBody = taskBody{kind: taskScan, file: t.file, h: h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
+				after: t.after, until: t.until, beyond: t.beyond, need: t.need, damage: t.err,
 				tr: t.tr, hist: t.hist, wantTimes: t.wantTimes}
 			if t.tr != nil || t.hist != nil || t.wantTimes {
 				t.rtimer = newReadTimer(s.loc, t.file.Record(), false)
@@ -42,6 +52,25 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 	case taskScan:
 		t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
 	}
+}
+
+// openForFallback returns a handle that can read t's file: t's own, or,
+// when a count that read no line left the file unopened (readsFile), the
+// file opened now. A file replaced since it was checked cannot stand in
+// for the span's indexed lines: that is an error.
+func (s *Searcher) openForFallback(t *task) (*live.Handle, error) {
+	if t.h == nil || t.h.File() != nil || t.h.Stale() != nil {
+		return t.h, nil
+	}
+	h, err := s.logs.Stat(t.file.lf, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Stale(); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("%s: %w during the search", t.file.Path, err)
+	}
+	return h, nil
 }
 
 func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/logdex/logdex/indexer"
@@ -23,7 +25,7 @@ func scopeOperands(dir string, roots []mmapstore.Root, paths, display []string) 
 	}
 	scopes := make([]query.Scope, len(paths))
 	for i, p := range paths {
-		abs, real, isFile, err := indexer.Resolve(p)
+		abs, real, isFile, err := resolveOperand(p, roots, reals)
 		if err != nil {
 			return nil, err
 		}
@@ -53,6 +55,21 @@ func scopeOperands(dir string, roots []mmapstore.Root, paths, display []string) 
 		scopes[i] = query.Scope{Root: best, Rel: rel, Display: display[i], IsFile: isFile}
 	}
 	return scopes, nil
+}
+
+// resolveOperand is indexer.Resolve(p), except that an operand naming a
+// root (the common case: "." or the root itself) takes that root's real
+// path, resolved a moment ago, instead of an lstat of every directory on
+// its path again.
+func resolveOperand(p string, roots []mmapstore.Root, reals []string) (abs, real string, isFile bool, err error) {
+	if abs, err := filepath.Abs(p); err == nil {
+		if i := slices.IndexFunc(roots, func(r mmapstore.Root) bool { return r.Abs == abs }); i >= 0 && reals[i] != "" {
+			if st, err := os.Stat(reals[i]); err == nil && (st.Mode().IsRegular() || st.IsDir()) {
+				return abs, reals[i], st.Mode().IsRegular(), nil
+			}
+		}
+	}
+	return indexer.Resolve(p) // (and its errors)
 }
 
 // relBeneath returns real's slash-separated path relative to root ("" for

@@ -66,7 +66,7 @@ func (c *Dirs) of(f *File) (*logfile.Dir, string) {
 	if c.root != f.rec.Root || c.rel != dirRel {
 		c.closeDir()
 		c.root, c.rel = f.rec.Root, dirRel
-		c.dir, c.err = logfile.OpenDir(d.dir, dirRel)
+		c.dir, c.err = d.openDir(dirRel)
 	}
 	if c.err != nil {
 		return nil, ""

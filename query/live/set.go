@@ -58,6 +58,25 @@ type rootDir struct {
 	real string // the directory's path, symlinks resolved
 	name string // for a file root: its name in dir
 	err  error
+	// bare is real opened again as a bare descriptor (openDir), on first
+	// use; nil when that failed.
+	bareOnce sync.Once
+	bare     *logfile.Dir
+}
+
+// openDir opens the directory rel (slash-separated) beneath root d: as a
+// bare descriptor where openat2 serves (no network-poller system calls),
+// else through d's os.Root. Both resolve rel as os.Root does; bare is
+// opened by d's path moments after d's os.Root, as that was moments after
+// the path's symlinks were resolved.
+func (d *rootDir) openDir(rel string) (*logfile.Dir, error) {
+	d.bareOnce.Do(func() { d.bare, _ = logfile.OpenRootDir(d.real) })
+	if d.bare != nil {
+		if dir, ok := d.bare.OpenBeneath(rel); ok {
+			return dir, nil
+		}
+	}
+	return logfile.OpenDir(d.dir, rel)
 }
 
 // File is one indexed log file tracked by a Set.
@@ -130,6 +149,9 @@ func (s *Set) Close() error {
 	for _, d := range s.dirs {
 		if d.dir != nil {
 			d.dir.Close()
+		}
+		if d.bare != nil {
+			d.bare.Close()
 		}
 	}
 	s.dirs = map[int]*rootDir{}
