@@ -407,9 +407,7 @@ func (oi *openedIndex) close() {
 // and SIGTERM stop the indexer cleanly. The handler lives only as long:
 // installing one starts a thread, a cost every search would pay.
 func (e *env) updateInterruptibly(dir string, build []string, progress bool) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	_, err := e.updateIndexOpt(ctx, indexer.Options{Dir: dir, Roots: build}, progress, zerolog.WarnLevel)
+	_, err := e.updateWithSignals(indexer.Options{Dir: dir, Roots: build}, progress)
 	return err
 }
 
@@ -418,14 +416,19 @@ func (e *env) updateInterruptibly(dir string, build []string, progress bool) err
 // and, when the run changed nothing, the index it read and checked (else
 // nil: the caller opens it).
 func (e *env) updateForSearch(dir string, build []string, progress bool) (*mmapstore.Index, []logfile.Seen, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	opt := indexer.Options{Dir: dir, Roots: build, ReportSeen: true, OpenIndex: true}
-	res, err := e.updateIndexOpt(ctx, opt, progress, zerolog.WarnLevel)
+	res, err := e.updateWithSignals(opt, progress)
 	if err != nil || res == nil {
 		return nil, nil, err
 	}
 	return res.Index, res.Seen, nil
+}
+
+// updateWithSignals runs one update with SIGINT and SIGTERM cancelling it.
+func (e *env) updateWithSignals(opt indexer.Options, progress bool) (*indexer.Result, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return e.updateIndexOpt(ctx, opt, progress, zerolog.WarnLevel)
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.
