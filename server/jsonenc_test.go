@@ -144,3 +144,29 @@ func TestAppendTime(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSpecialAgreesWithJSONSafe holds the word-at-a-time test to the
+// byte table: a word whose bytes are all safe but one is marked exactly at
+// that byte, for every byte value at every position.
+func TestJSONSpecialAgreesWithJSONSafe(t *testing.T) {
+	const filler = 'a'
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < 8; pos++ {
+			var w uint64
+			for i := 0; i < 8; i++ {
+				c := uint64(filler)
+				if i == pos {
+					c = uint64(b)
+				}
+				w |= c << (8 * i)
+			}
+			marked := jsonSpecial(w) != 0
+			if safe := jsonSafe[b] != 0; marked == safe {
+				t.Errorf("byte %#02x at %d: jsonSafe %v, jsonSpecial marks %v", b, pos, safe, marked)
+			}
+			if m := jsonSpecial(w); m != 0 && m&(0xff<<(8*pos)) == 0 {
+				t.Errorf("byte %#02x at %d: marked elsewhere (%#x)", b, pos, m)
+			}
+		}
+	}
+}
