@@ -203,27 +203,26 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		}
 	}
 	sort.Slice(s.unreadable, func(i, j int) bool { return s.unreadable[i].Path < s.unreadable[j].Path })
-	s.spansOfFiles(store)
 	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
 	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
 		slices.SortStableFunc(s.files, byPath)
 	}
 	s.byID = mmapstore.NewIDIndex(len(s.files), func(i int) uint64 { return s.files[i].ID })
+	s.spansOfFiles()
 	assignRotations(s.files)
 	return s
 }
 
 // spansOfFiles gives each file its spans, in file offset order, all in
 // one slice.
-func (s *Searcher) spansOfFiles(store []File) {
-	pos := mmapstore.NewIDIndex(len(store), func(i int) uint64 { return store[i].ID })
+func (s *Searcher) spansOfFiles() {
 	// Two passes: count each file's spans, then place them.
-	counts := make([]int32, len(store)+1)
+	counts := make([]int32, len(s.files)+1)
 	total := 0
 	for _, seg := range s.segs {
 		files := seg.Files()
 		for _, sp := range seg.Spans() {
-			if i, ok := pos.Find(files[sp.File].ID); ok {
+			if i, ok := s.byID.Find(files[sp.File].ID); ok {
 				counts[i+1]++
 				total++
 			}
@@ -236,8 +235,8 @@ func (s *Searcher) spansOfFiles(store []File) {
 	for si, seg := range s.segs {
 		files := seg.Files()
 		for spi, sp := range seg.Spans() {
-			if i, ok := pos.Find(files[sp.File].ID); ok {
-				f := &store[i]
+			if i, ok := s.byID.Find(files[sp.File].ID); ok {
+				f := s.files[i]
 				if f.spans == nil {
 					f.spans = refs[counts[i]:counts[i]:counts[i+1]]
 				}
@@ -245,8 +244,7 @@ func (s *Searcher) spansOfFiles(store []File) {
 			}
 		}
 	}
-	for i := range store {
-		f := &store[i]
+	for _, f := range s.files {
 		if len(f.spans) > 1 { // (most small files have one)
 			sort.Slice(f.spans, func(i, j int) bool {
 				a, b := f.spans[i], f.spans[j]
