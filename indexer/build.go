@@ -39,6 +39,7 @@ type builder struct {
 	unindexed []uint32
 	nPostings uint64
 	sc        token.Scanner
+	batch     termBatch
 	// addCompound indexes a dotted number for the line being indexed
 	// (made once: a closure per line would allocate).
 	addCompound func([]byte)
@@ -56,11 +57,18 @@ func newBuilder() *builder {
 			b.complete = false
 			return
 		}
-		if b.terms.add(c, b.curID) {
-			b.nPostings++
-		}
+		b.push(c, false, b.curID)
 	}
 	return b
+}
+
+// push adds term, of line id, to the batch, and the batch to the table
+// when it is full.
+func (b *builder) push(term []byte, copy bool, id uint32) {
+	b.batch.push(b.terms, term, copy)
+	if b.batch.full() {
+		b.nPostings += b.terms.addBatch(&b.batch, id)
+	}
 }
 
 // addLine records one complete line: text excludes the '\n', length
@@ -89,12 +97,14 @@ func (b *builder) index(text []byte, id uint32) bool {
 			complete = false
 			continue
 		}
-		if b.terms.add(t, id) {
-			b.nPostings++
-		}
+		// A folded term is in the scanner's buffer, which the next
+		// folded term overwrites.
+		start, _ := sc.Span()
+		b.push(t, &t[0] != &text[start], id)
 	}
 	b.curID, b.complete = id, true
 	token.Compounds(text, b.addCompound)
+	b.nPostings += b.terms.addBatch(&b.batch, id)
 	return complete && b.complete
 }
 

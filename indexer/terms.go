@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
@@ -22,6 +23,9 @@ type termTable struct {
 	arena  []byte
 	ents   [][]termEnt // chunks of entChunk: growing never copies entries
 	n      int
+	// touched sums what addBatch loads ahead of use (and is otherwise
+	// unused): stored, the loads cannot be optimized away.
+	touched uint64
 }
 
 const entChunk = 1 << 14
@@ -85,8 +89,11 @@ func (t *termTable) term(i int) []byte {
 
 // add records that line id holds term; true if that is a new posting.
 func (t *termTable) add(term []byte, id uint32) bool {
-	h32 := t.hash32(t.seed, term)
-	pfx := prefix8(term)
+	return t.addHashed(term, t.hash32(t.seed, term), prefix8(term), id)
+}
+
+// addHashed is add with the term's hash and prefix8 already computed.
+func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bool {
 	for i := uint64(h32) & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.hidx == 0 {
@@ -124,6 +131,65 @@ func (t *termTable) add(term []byte, id uint32) bool {
 	}
 }
 
+// termBatch holds the terms of a line, hashed, until they are added
+// together: the table is far larger than the caches and most terms of a
+// high-cardinality line (ids, timestamps, ports) are rare, so each costs a
+// cache miss on its slot and another on its entry. Added one by one these
+// misses follow each other; loading every slot of the batch first, then
+// every entry they point to, lets the processor wait for them at once.
+type termBatch struct {
+	terms []batchTerm
+	buf   []byte // copies of the terms that alias a buffer reused meanwhile
+}
+
+type batchTerm struct {
+	term []byte
+	h32  uint32
+	pfx  uint64
+}
+
+// termBatchSize bounds a batch (a line may hold any number of terms); it
+// is about what a processor keeps in flight.
+const termBatchSize = 64
+
+func (bt *termBatch) full() bool { return len(bt.terms) >= termBatchSize }
+
+// push adds term to the batch; copy says term's bytes will change before
+// the batch is added.
+func (bt *termBatch) push(t *termTable, term []byte, copy bool) {
+	if copy {
+		at := len(bt.buf)
+		bt.buf = append(bt.buf, term...)
+		term = bt.buf[at:len(bt.buf):len(bt.buf)]
+	}
+	bt.terms = append(bt.terms, batchTerm{term, t.hash32(t.seed, term), prefix8(term)})
+}
+
+// addBatch adds the batch's terms for line id, returns the number of new
+// postings and empties the batch.
+func (t *termTable) addBatch(bt *termBatch, id uint32) (postings uint64) {
+	// Touch each term's first slot, then the entry of those whose hash
+	// matches: independent loads, whose misses overlap. The sum only keeps
+	// the loads from being optimized away.
+	var touch uint64
+	for i := range bt.terms {
+		touch += t.slots[uint64(bt.terms[i].h32)&t.mask].hidx
+	}
+	for i := range bt.terms {
+		if s := t.slots[uint64(bt.terms[i].h32)&t.mask]; uint32(s.hidx>>32) == bt.terms[i].h32 {
+			touch += uint64(t.ent(int(uint32(s.hidx) - 1)).last)
+		}
+	}
+	t.touched += touch
+	for i := range bt.terms {
+		if t.addHashed(bt.terms[i].term, bt.terms[i].h32, bt.terms[i].pfx, id) {
+			postings++
+		}
+	}
+	bt.terms, bt.buf = bt.terms[:0], bt.buf[:0]
+	return postings
+}
+
 func (t *termTable) len() int { return t.n }
 
 // sortedTerms is the table's dictionary in byte order, as the segment
@@ -153,28 +219,19 @@ func (s sortedTerms) Term(i int) ([]byte, uint32, uint32, []byte) {
 	return s.text[start:e.end], e.n, e.first, e.rest
 }
 
-// sorted orders the entries by term; most comparisons are settled by the
-// first 8 bytes, compared as one integer.
+// sorted orders the entries by term. The order comes from radix-sorting
+// 8-byte chunks of the terms, big-endian and zero padded (terms hold no 0
+// byte): first chunk 0 of every term, then, within each run of terms that
+// share their chunks so far, the next chunk. A comparison sort called back
+// into the arena for every pair sharing its first 8 bytes (numbers, long
+// ids), a cache miss each, and cost a fifth of building a high-cardinality
+// segment.
 func (t *termTable) sorted() sortedTerms {
-	type termRef struct {
-		pfx uint64
-		idx uint32
-	}
 	refs := make([]termRef, t.n)
 	for i := range refs {
-		var p [8]byte
-		copy(p[:], t.term(i))
-		refs[i] = termRef{binary.BigEndian.Uint64(p[:]), uint32(i)}
+		refs[i] = termRef{chunk8(t.term(i), 0), uint32(i)}
 	}
-	slices.SortFunc(refs, func(a, c termRef) int {
-		if a.pfx != c.pfx {
-			if a.pfx < c.pfx {
-				return -1
-			}
-			return 1
-		}
-		return bytes.Compare(t.term(int(a.idx)), t.term(int(c.idx)))
-	})
+	t.sortRefs(refs, make([]termRef, len(refs)), 0)
 	out := sortedTerms{text: make([]byte, 0, len(t.arena)), ents: make([]sortedEnt, len(refs))}
 	for i, r := range refs {
 		e := t.ent(int(r.idx))
@@ -182,4 +239,85 @@ func (t *termTable) sorted() sortedTerms {
 		out.ents[i] = sortedEnt{end: uint32(len(out.text)), n: e.n, first: e.first, rest: e.rest}
 	}
 	return out
+}
+
+// termRef is a term (its entry index) and its chunk at the depth being
+// sorted.
+type termRef struct {
+	key uint64
+	idx uint32
+}
+
+// chunk8 returns bytes [off, off+8) of term as a big-endian integer, zero
+// padded: integers compare as the bytes do.
+func chunk8(term []byte, off int) uint64 {
+	if off+8 <= len(term) {
+		return binary.BigEndian.Uint64(term[off:])
+	}
+	var p [8]byte
+	if off < len(term) {
+		copy(p[:], term[off:])
+	}
+	return binary.BigEndian.Uint64(p[:])
+}
+
+// sortRefs sorts refs, all of whose terms share bytes [0, off), by their
+// terms; refs' keys are the terms' chunks at off. tmp is scratch space of
+// the same length.
+func (t *termTable) sortRefs(refs, tmp []termRef, off int) {
+	if off > maxTermLen {
+		// Only terms holding 0 bytes (none are indexed) tie this far.
+		slices.SortFunc(refs, func(a, c termRef) int { return bytes.Compare(t.term(int(a.idx)), t.term(int(c.idx))) })
+		return
+	}
+	if len(refs) <= 64 {
+		slices.SortFunc(refs, func(a, c termRef) int { return cmp.Compare(a.key, c.key) })
+	} else {
+		radixSortRefs(refs, tmp)
+	}
+	for i := 0; i < len(refs); {
+		j := i + 1
+		for j < len(refs) && refs[j].key == refs[i].key {
+			j++
+		}
+		if j-i > 1 {
+			for k := i; k < j; k++ {
+				refs[k].key = chunk8(t.term(int(refs[k].idx)), off+8)
+			}
+			t.sortRefs(refs[i:j], tmp[i:j], off+8)
+		}
+		i = j
+	}
+}
+
+// radixSortRefs sorts refs by key, least significant byte first, skipping
+// the bytes every key shares; tmp is scratch space of the same length.
+func radixSortRefs(refs, tmp []termRef) {
+	var counts [8][256]int
+	for _, r := range refs {
+		for d := range 8 {
+			counts[d][byte(r.key>>(8*d))]++
+		}
+	}
+	src, dst := refs, tmp
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(src[0].key>>(8*d))] == len(src) {
+			continue // every key has this byte
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, r := range src {
+			b := byte(r.key >> (8 * d))
+			dst[c[b]] = r
+			c[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &refs[0] {
+		copy(refs, src)
+	}
 }
