@@ -50,8 +50,16 @@ type builder struct {
 	checkpoints map[uint64][]byte // compressed files ending in this segment: their tables
 }
 
-func newBuilder() *builder {
-	b := &builder{terms: newTermTable(), lines: mmapstore.NewLineTable()}
+// newBuilder returns a builder whose term table is terms, emptied, or a
+// new table when terms is nil (a worker passes the table of its previous
+// segment: termTable.reset).
+func newBuilder(terms *termTable) *builder {
+	if terms == nil {
+		terms = newTermTable()
+	} else {
+		terms.reset()
+	}
+	b := &builder{terms: terms, lines: mmapstore.NewLineTable()}
 	b.addCompound = func(c []byte) {
 		if len(c) > maxTermLen {
 			b.complete = false

@@ -21,8 +21,11 @@ type termTable struct {
 	slots  []slot
 	mask   uint64
 	arena  []byte
-	ents   [][]termEnt // chunks of entChunk: growing never copies entries
+	ents   [][]termEnt // chunks of entChunk, the first n/entChunk+1 in use: growing never copies entries
 	n      int
+	// refBuf and out are sorted's, kept for the next segment (reset).
+	refBuf []termRef
+	out    sortedTerms
 	// touched sums what addBatch loads ahead of use (and is otherwise
 	// unused): stored, the loads cannot be optimized away.
 	touched uint64
@@ -48,6 +51,22 @@ func newTermTable() *termTable {
 	t := &termTable{seed: maphash.MakeSeed(), hash32: hash32}
 	t.resize(1 << 16)
 	return t
+}
+
+// reset empties the table for another segment and keeps its memory: a
+// worker builds its segments one after another, and each fresh table was
+// grown by doubling, rehashing its slots each time, and faulted in page by
+// page. Cleared chunks of entries stay allocated (with their length 0) for
+// the entries to come.
+func (t *termTable) reset() {
+	clear(t.slots)
+	for i := range t.ents {
+		clear(t.ents[i]) // drops the postings the entries held
+		t.ents[i] = t.ents[i][:0]
+	}
+	clear(t.out.ents)
+	t.arena = t.arena[:0]
+	t.n = 0
 }
 
 func hash32(seed maphash.Seed, term []byte) uint32 { return uint32(maphash.Bytes(seed, term) >> 32) }
@@ -99,10 +118,11 @@ func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bo
 		if s.hidx == 0 {
 			idx := uint32(t.n)
 			*s = slot{uint64(h32)<<32 | uint64(idx+1), pfx}
-			if t.n%entChunk == 0 {
+			ci := t.n / entChunk
+			if ci == len(t.ents) {
 				t.ents = append(t.ents, make([]termEnt, 0, entChunk))
 			}
-			c := &t.ents[len(t.ents)-1]
+			c := &t.ents[ci]
 			*c = append(*c, termEnt{off: uint32(len(t.arena)), len: uint32(len(term)), first: id, last: id, n: 1})
 			t.n++
 			t.arena = append(t.arena, term...)
@@ -226,18 +246,28 @@ func (s sortedTerms) Term(i int) ([]byte, uint32, uint32, []byte) {
 // into the arena for every pair sharing its first 8 bytes (numbers, long
 // ids), a cache miss each, and cost a fifth of building a high-cardinality
 // segment.
+//
+// The result and the sort's scratch space are the table's own memory,
+// valid until reset.
 func (t *termTable) sorted() sortedTerms {
-	refs := make([]termRef, t.n)
+	if cap(t.refBuf) < 2*t.n {
+		t.refBuf = make([]termRef, 2*t.n)
+	}
+	refs, tmp := t.refBuf[:t.n], t.refBuf[t.n:2*t.n]
 	for i := range refs {
 		refs[i] = termRef{chunk8(t.term(i), 0), uint32(i)}
 	}
-	t.sortRefs(refs, make([]termRef, len(refs)), 0)
-	out := sortedTerms{text: make([]byte, 0, len(t.arena)), ents: make([]sortedEnt, len(refs))}
+	t.sortRefs(refs, tmp, 0)
+	if cap(t.out.ents) < t.n {
+		t.out.ents = make([]sortedEnt, t.n)
+	}
+	out := sortedTerms{text: slices.Grow(t.out.text[:0], len(t.arena)), ents: t.out.ents[:t.n]}
 	for i, r := range refs {
 		e := t.ent(int(r.idx))
 		out.text = append(out.text, t.arena[e.off:e.off+e.len]...)
 		out.ents[i] = sortedEnt{end: uint32(len(out.text)), n: e.n, first: e.first, rest: e.rest}
 	}
+	t.out = out
 	return out
 }
 

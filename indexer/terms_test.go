@@ -118,7 +118,8 @@ func decodeIDs(first uint32, rest []byte) []uint32 {
 // (words, folded words, dotted numbers) exactly the lines token.Terms and
 // token.Compounds find in them, on the repository's sample logs and on
 // lines of many folded terms (batches fill up mid-line, and a folded
-// term's bytes are reused by the scanner).
+// term's bytes are reused by the scanner), through a term table reused
+// from another segment.
 func TestBuilderIndex(t *testing.T) {
 	var lines [][]byte
 	root := filepath.Join("..", "fixtures", "logs")
@@ -138,7 +139,15 @@ func TestBuilderIndex(t *testing.T) {
 		many = append(many, fmt.Sprintf("Word%d ÉTÉ%d 10.0.%d.%d", i%50, i%7, i%3, i))
 	}
 	lines = append(lines, []byte(strings.Join(many, " ")), []byte(strings.Repeat("Ab ", 500)), []byte(strings.Repeat("z", 300)+" OK"))
-	b := newBuilder()
+	// A first builder indexes other lines (shifted ids, many more terms);
+	// the second reuses its table.
+	first := newBuilder(nil)
+	for id, l := range lines {
+		first.index(append([]byte("other "), l...), uint32(id+7))
+		first.index([]byte(fmt.Sprintf("x%d", id)), uint32(id+7))
+	}
+	first.terms.sorted()
+	b := newBuilder(first.terms)
 	want := map[string][]uint32{}
 	for id, l := range lines {
 		b.index(l, uint32(id))
