@@ -65,15 +65,14 @@ func newBuilder(terms *termTable) *builder {
 			b.complete = false
 			return
 		}
-		b.push(c, false, b.curID)
+		b.batch.pushCopy(b.terms, c)
+		b.flushFull(b.curID)
 	}
 	return b
 }
 
-// push adds term, of line id, to the batch, and the batch to the table
-// when it is full.
-func (b *builder) push(term []byte, copy bool, id uint32) {
-	b.batch.push(b.terms, term, copy)
+// flushFull adds the batch to the table when it is full.
+func (b *builder) flushFull(id uint32) {
 	if b.batch.full() {
 		b.nPostings += b.terms.addBatch(&b.batch, id)
 	}
@@ -99,6 +98,7 @@ func (b *builder) index(text []byte, id uint32) bool {
 	complete := true
 	sc := &b.sc
 	sc.Reset(text)
+	b.batch.line = text
 	for sc.Next() {
 		t := sc.Term()
 		if len(t) > maxTermLen {
@@ -107,8 +107,12 @@ func (b *builder) index(text []byte, id uint32) bool {
 		}
 		// A folded term is in the scanner's buffer, which the next
 		// folded term overwrites.
-		start, _ := sc.Span()
-		b.push(t, &t[0] != &text[start], id)
+		if start, end := sc.Span(); &t[0] == &text[start] {
+			b.batch.pushLine(b.terms, start, end)
+		} else {
+			b.batch.pushCopy(b.terms, t)
+		}
+		b.flushFull(id)
 	}
 	b.curID, b.complete = id, true
 	token.Compounds(text, b.addCompound)

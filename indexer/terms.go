@@ -72,12 +72,18 @@ func (t *termTable) reset() {
 func hash32(seed maphash.Seed, term []byte) uint32 { return uint32(maphash.Bytes(seed, term) >> 32) }
 
 func prefix8(b []byte) uint64 {
-	if len(b) >= 8 {
+	// Shorter terms load as two overlapping halves: no copy to a buffer.
+	switch n := len(b); {
+	case n >= 8:
 		return binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n >= 2:
+		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*(n-2))
+	case n == 1:
+		return uint64(b[0])
 	}
-	var p [8]byte
-	copy(p[:], b)
-	return binary.LittleEndian.Uint64(p[:])
+	return 0
 }
 
 // resize rehashes into n slots. A slot carries its term's hash, so the
@@ -158,14 +164,17 @@ func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bo
 // misses follow each other; loading every slot of the batch first, then
 // every entry they point to, lets the processor wait for them at once.
 type termBatch struct {
+	line  []byte // the line being indexed
+	buf   []byte // copies of terms not in the line (folded, or compounds)
 	terms []batchTerm
-	buf   []byte // copies of the terms that alias a buffer reused meanwhile
 }
 
+// batchTerm locates a term of the batch without a pointer (a pointer
+// would cost a write barrier per term while the collector runs).
 type batchTerm struct {
-	term []byte
-	h32  uint32
-	pfx  uint64
+	pfx uint64
+	h32 uint32
+	loc uint32 // offset<<9 | length<<1 | 1 if in buf, not in line
 }
 
 // termBatchSize bounds a batch (a line may hold any number of terms); it
@@ -174,15 +183,29 @@ const termBatchSize = 64
 
 func (bt *termBatch) full() bool { return len(bt.terms) >= termBatchSize }
 
-// push adds term to the batch; copy says term's bytes will change before
-// the batch is added.
-func (bt *termBatch) push(t *termTable, term []byte, copy bool) {
-	if copy {
-		at := len(bt.buf)
-		bt.buf = append(bt.buf, term...)
-		term = bt.buf[at:len(bt.buf):len(bt.buf)]
+// pushLine adds the term line[start:end] (line shorter than 1 MiB, terms
+// at most maxTermLen bytes long).
+func (bt *termBatch) pushLine(t *termTable, start, end int) {
+	term := bt.line[start:end]
+	bt.terms = append(bt.terms, batchTerm{prefix8(term), t.hash32(t.seed, term), uint32(start)<<9 | uint32(end-start)<<1})
+}
+
+// pushCopy adds a copy of term.
+func (bt *termBatch) pushCopy(t *termTable, term []byte) {
+	at := len(bt.buf)
+	bt.buf = append(bt.buf, term...)
+	bt.terms = append(bt.terms, batchTerm{prefix8(term), t.hash32(t.seed, term), uint32(at)<<9 | uint32(len(term))<<1 | 1})
+}
+
+// term returns the bytes of term i.
+func (bt *termBatch) term(i int) []byte {
+	loc := bt.terms[i].loc
+	src := bt.line
+	if loc&1 != 0 {
+		src = bt.buf
 	}
-	bt.terms = append(bt.terms, batchTerm{term, t.hash32(t.seed, term), prefix8(term)})
+	off := loc >> 9
+	return src[off : off+loc>>1&0xff]
 }
 
 // addBatch adds the batch's terms for line id, returns the number of new
@@ -202,7 +225,7 @@ func (t *termTable) addBatch(bt *termBatch, id uint32) (postings uint64) {
 	}
 	t.touched += touch
 	for i := range bt.terms {
-		if t.addHashed(bt.terms[i].term, bt.terms[i].h32, bt.terms[i].pfx, id) {
+		if t.addHashed(bt.term(i), bt.terms[i].h32, bt.terms[i].pfx, id) {
 			postings++
 		}
 	}

@@ -179,3 +179,16 @@ func TestBuilderIndex(t *testing.T) {
 		t.Fatalf("%d postings counted, want %d", b.nPostings, postings)
 	}
 }
+
+// TestPrefix8: the first 8 bytes of a term, zero padded, whatever its
+// length.
+func TestPrefix8(t *testing.T) {
+	for n := range 12 {
+		b := []byte("abcdefghijkl")[:n]
+		var p [8]byte
+		copy(p[:], b)
+		if got, want := prefix8(b), binary.LittleEndian.Uint64(p[:]); got != want {
+			t.Errorf("prefix8(%q) = %#x, want %#x", b, got, want)
+		}
+	}
+}
