@@ -39,6 +39,7 @@ type builder struct {
 	unindexed []uint32
 	nPostings uint64
 	sc        token.Scanner
+	batch     termBatch
 	// addCompound indexes a dotted number for the line being indexed
 	// (made once: a closure per line would allocate).
 	addCompound func([]byte)
@@ -49,18 +50,32 @@ type builder struct {
 	checkpoints map[uint64][]byte // compressed files ending in this segment: their tables
 }
 
-func newBuilder() *builder {
-	b := &builder{terms: newTermTable(), lines: mmapstore.NewLineTable()}
+// newBuilder returns a builder whose term table is terms, emptied, or a
+// new table when terms is nil (a worker passes the table of its previous
+// segment: termTable.reset).
+func newBuilder(terms *termTable) *builder {
+	if terms == nil {
+		terms = newTermTable()
+	} else {
+		terms.reset()
+	}
+	b := &builder{terms: terms, lines: mmapstore.NewLineTable()}
 	b.addCompound = func(c []byte) {
 		if len(c) > maxTermLen {
 			b.complete = false
 			return
 		}
-		if b.terms.add(c, b.curID) {
-			b.nPostings++
-		}
+		b.batch.pushCopy(b.terms, c)
+		b.flushFull(b.curID)
 	}
 	return b
+}
+
+// flushFull adds the batch to the table when it is full.
+func (b *builder) flushFull(id uint32) {
+	if b.batch.full() {
+		b.nPostings += b.terms.addBatch(&b.batch, id)
+	}
 }
 
 // addLine records one complete line: text excludes the '\n', length
@@ -83,18 +98,25 @@ func (b *builder) index(text []byte, id uint32) bool {
 	complete := true
 	sc := &b.sc
 	sc.Reset(text)
+	b.batch.line = text
 	for sc.Next() {
 		t := sc.Term()
 		if len(t) > maxTermLen {
 			complete = false
 			continue
 		}
-		if b.terms.add(t, id) {
-			b.nPostings++
+		// A folded term is in the scanner's buffer, which the next
+		// folded term overwrites.
+		if start, end := sc.Span(); &t[0] == &text[start] {
+			b.batch.pushLine(b.terms, start, end)
+		} else {
+			b.batch.pushCopy(b.terms, t)
 		}
+		b.flushFull(id)
 	}
 	b.curID, b.complete = id, true
 	token.Compounds(text, b.addCompound)
+	b.nPostings += b.terms.addBatch(&b.batch, id)
 	return complete && b.complete
 }
 

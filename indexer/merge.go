@@ -228,6 +228,7 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 		return spans[i].start < spans[j].start
 	})
 	var b *builder
+	var terms *termTable // the first output's, reused by the next ones
 	var ids []uint64
 	flush := func() error {
 		if b == nil || b.lines.NumLines() == 0 {
@@ -267,8 +268,9 @@ func (u *update) rewrite(ctx context.Context, set []mergeSeg, live map[uint64]in
 			}
 		}
 		if b == nil {
-			b = newBuilder()
+			b = newBuilder(terms)
 			b.postings = u.opt.Postings
+			terms = b.terms
 		}
 		rec := &u.next.Files[sp.rec]
 		f, err := u.roots[rec.Root].openIdentity(rec)

@@ -128,12 +128,13 @@ func (u *update) build(ctx context.Context) error {
 			bp := getReadBuf()
 			defer putReadBuf(bp)
 			buf := *bp
+			terms := newTermTable() // this worker's, reused segment after segment
 			for j := range jobs {
 				if ctx.Err() != nil {
 					continue
 				}
 				if j.parts == nil {
-					refs, parts, err := u.buildStream(ctx, j.stream, buf, func(n int64) { done.Add(n) })
+					refs, parts, err := u.buildStream(ctx, j.stream, buf, terms, func(n int64) { done.Add(n) })
 					mu.Lock()
 					allParts = append(allParts, parts...)
 					streamRefs[j.stream] = refs
@@ -143,7 +144,7 @@ func (u *update) build(ctx context.Context) error {
 					}
 					continue
 				}
-				ref, err := u.buildSegment(ctx, j, buf, func(n int64) { done.Add(n) })
+				ref, err := u.buildSegment(ctx, j, buf, terms, func(n int64) { done.Add(n) })
 				if err != nil {
 					fail(err)
 					continue
@@ -331,11 +332,11 @@ func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, 
 	return end, lines, nil
 }
 
-// buildSegment builds and writes one segment; it returns nil when the job
-// yielded no complete line.
-func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, progress func(int64)) (*mmapstore.SegmentRef, error) {
+// buildSegment builds and writes one segment with the term table terms;
+// it returns nil when the job yielded no complete line.
+func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *termTable, progress func(int64)) (*mmapstore.SegmentRef, error) {
 	t0 := time.Now()
-	b := newBuilder()
+	b := newBuilder(terms)
 	b.postings = u.opt.Postings
 	var ids []uint64
 	for _, p := range j.parts {

@@ -21,9 +21,9 @@ import (
 	"github.com/logdex/logdex/mmapstore/compressed"
 )
 
-// buildStream indexes compressed file ri and returns its segments and the
-// parts they hold.
-func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress func(int64)) ([]*mmapstore.SegmentRef, []*part, error) {
+// buildStream indexes compressed file ri, with the term table terms, and
+// returns its segments and the parts they hold.
+func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *termTable, progress func(int64)) ([]*mmapstore.SegmentRef, []*part, error) {
 	rec := &u.next.Files[ri]
 	kind, err := compressed.ParseKind(rec.Compression)
 	if err != nil {
@@ -44,7 +44,7 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, progress f
 	timer := newLineTimer(nil, u.opt.Location, rec.MTime, 0, false)
 	defer progress(rec.Size)
 	for ctx.Err() == nil {
-		b := newBuilder()
+		b := newBuilder(terms)
 		b.postings = u.opt.Postings
 		timer.lt, timer.pending = b.lines, timer.pending[:0]
 		complete, lines, nulAt, err := b.readPart(sa, sf, start, math.MaxInt64, lineNo, timer, buf, func(int64) {}, u.opt.SegmentBytes)

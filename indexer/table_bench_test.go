@@ -11,15 +11,7 @@ import (
 // BenchmarkTermTable adds the tokens of 32 MiB of real-looking logs
 // (LOGDEX_BENCH_LOG, e.g. a file of the generated corpus) to a term table.
 func BenchmarkTermTable(b *testing.B) {
-	path := os.Getenv("LOGDEX_BENCH_LOG")
-	if path == "" {
-		b.Skip("set LOGDEX_BENCH_LOG to a log file")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data = data[:min(len(data), 32<<20)]
+	data := benchLog(b, 32<<20)
 	lines := bytes.Split(data, []byte("\n"))
 	b.SetBytes(int64(len(data)))
 	b.Run("tokenize", func(b *testing.B) {
@@ -36,7 +28,7 @@ func BenchmarkTermTable(b *testing.B) {
 	b.Run("table", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			bl := newBuilder()
+			bl := newBuilder(nil)
 			for id, l := range lines {
 				bl.index(l, uint32(id))
 			}
@@ -64,4 +56,19 @@ func BenchmarkTermTable(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchLog returns the complete lines in the first limit bytes of the file
+// LOGDEX_BENCH_LOG names, or skips the benchmark.
+func benchLog(b *testing.B, limit int) []byte {
+	path := os.Getenv("LOGDEX_BENCH_LOG")
+	if path == "" {
+		b.Skip("set LOGDEX_BENCH_LOG to a log file")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:min(len(data), limit)]
+	return data[:bytes.LastIndexByte(data, '\n')+1]
 }

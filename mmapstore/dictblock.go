@@ -99,7 +99,7 @@ func appendDictBlock(dst []byte, lo, hi int, term func(int) []byte, refs []uint6
 	for i := lo; i < hi; i++ {
 		t := term(i)
 		for _, c := range t[commonPrefix(prev, t):] {
-			bw.put(uint64(code[c]), width)
+			bw.put32(uint64(code[c]), width)
 		}
 		prev = t
 	}
@@ -170,21 +170,29 @@ type bitWriter struct {
 
 func (w *bitWriter) put(v uint64, n uint) {
 	if n > 32 {
-		w.put(v&(1<<32-1), 32)
+		w.put32(v&(1<<32-1), 32)
 		v, n = v>>32, n-32
 	}
+	w.put32(v, n)
+}
+
+// put32 appends n ≤ 32 bits. Fewer than 32 bits wait in acc, and whole
+// 32-bit words go out at once: most values are a few bits (4-bit symbols).
+func (w *bitWriter) put32(v uint64, n uint) {
 	w.acc |= (v & (1<<n - 1)) << w.nacc
 	w.nacc += n
-	for w.nacc >= 8 {
-		w.b = append(w.b, byte(w.acc))
-		w.acc >>= 8
-		w.nacc -= 8
+	if w.nacc >= 32 {
+		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(w.acc))
+		w.acc >>= 32
+		w.nacc -= 32
 	}
 }
 
 func (w *bitWriter) flush() []byte {
-	if w.nacc > 0 {
+	for w.nacc > 0 {
 		w.b = append(w.b, byte(w.acc))
+		w.acc >>= 8
+		w.nacc -= min(w.nacc, 8)
 	}
 	return w.b
 }

@@ -304,8 +304,12 @@ func writePostings(w *sectionWriter, terms TermSource, force string, packW uint)
 		// 1.5× the bytes: they are read in place (no decoding) and
 		// intersected by containers, which is what makes queries that
 		// combine common words fast.
-		rsize := roaringSize(first, rest) + 8
-		useRoaring := n >= 64 && (rsize < varintSize || n >= 4096 && rsize*2 < varintSize*3)
+		var rsize uint64
+		useRoaring := false
+		if n >= 64 { // shorter lists are never roaring: no need to size them
+			rsize = roaringSize(first, rest) + 8
+			useRoaring = rsize < varintSize || n >= 4096 && rsize*2 < varintSize*3
+		}
 		switch force {
 		case PostingsVarint:
 			useRoaring = false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -13,7 +14,18 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// indexMemoryLimit is the soft memory limit of `logdex index` when
+// GOMEMLIMIT sets none. Each indexing worker keeps its term table from one
+// segment to the next, so the live heap stays near its peak, and the
+// collector's default goal (twice the live heap) let a run over 1 GiB of
+// high-cardinality logs reach 1.4 GiB of RSS; under the limit it stays
+// near 0.8 GiB for about the same CPU.
+const indexMemoryLimit = 800 << 20
+
 func (e *env) index(args []string) int {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(indexMemoryLimit)
+	}
 	fs := flag.NewFlagSet("index", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	dir := fs.String("index", "", "index directory (default: the user cache dir, keyed by the PATHs)")
