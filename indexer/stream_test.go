@@ -38,7 +38,7 @@ func cutParts(t *testing.T, f io.ReaderAt, commit func(int64), limit int64) []pa
 	var cuts []partCut
 	start, lineNo := int64(0), int64(1)
 	for {
-		b := newBuilder()
+		b := newBuilder(nil)
 		timer := newLineTimer(b.lines, time.UTC, 0, 0, false)
 		complete, lines, nulAt, err := b.readPart(f, mmapstore.SegFile{ID: 1}, start, 1<<62, lineNo, timer, buf, func(int64) {}, limit)
 		if err != nil {
