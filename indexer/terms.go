@@ -108,12 +108,8 @@ func (t *termTable) term(i int) []byte {
 	return t.arena[e.off : e.off+e.len]
 }
 
-// add records that line id holds term; true if that is a new posting.
-func (t *termTable) add(term []byte, id uint32) bool {
-	return t.addHashed(term, t.hash32(t.seed, term), prefix8(term), id)
-}
-
-// addHashed is add with the term's hash and prefix8 already computed.
+// addHashed records that line id holds term, whose hash and prefix8 are
+// given; true if that is a new posting.
 func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bool {
 	for i := uint64(h32) & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
@@ -215,7 +211,8 @@ func (t *termTable) addBatch(bt *termBatch, id uint32) (postings uint64) {
 		touch += t.slots[uint64(bt.terms[i].h32)&t.mask].hidx
 	}
 	for i := range bt.terms {
-		if s := t.slots[uint64(bt.terms[i].h32)&t.mask]; uint32(s.hidx>>32) == bt.terms[i].h32 {
+		// An empty slot (hidx 0) matches a hash of 0 but has no entry.
+		if s := t.slots[uint64(bt.terms[i].h32)&t.mask]; s.hidx != 0 && uint32(s.hidx>>32) == bt.terms[i].h32 {
 			touch += uint64(t.ent(int(uint32(s.hidx) - 1)).last)
 		}
 	}

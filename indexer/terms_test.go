@@ -17,6 +17,32 @@ import (
 	"github.com/logdex/logdex/mmapstore/token"
 )
 
+// add records that line id holds term; true if that is a new posting.
+func (t *termTable) add(term []byte, id uint32) bool {
+	return t.addHashed(term, t.hash32(t.seed, term), prefix8(term), id)
+}
+
+// TestTermTableZeroHash: a term hashing to 0 whose slot is empty is added
+// (the batch's look-ahead once took the empty slot for an entry and
+// panicked), and terms that all hash to 0 stay apart.
+func TestTermTableZeroHash(t *testing.T) {
+	b := newBuilder(nil)
+	b.terms.hash32 = func(maphash.Seed, []byte) uint32 { return 0 }
+	lines := []string{"alpha beta", "beta gamma 10.0.0.1", "alpha"}
+	for id, l := range lines {
+		b.index([]byte(l), uint32(id))
+	}
+	got := map[string]int{}
+	for i := range b.terms.len() {
+		got[string(b.terms.term(i))] = int(b.terms.ent(i).n)
+	}
+	for term, n := range map[string]int{"alpha": 2, "beta": 2, "gamma": 1} {
+		if got[term] != n {
+			t.Errorf("%q: %d lines, want %d (table %v)", term, got[term], n, got)
+		}
+	}
+}
+
 // TestTermTableCollisions: terms whose hashes collide stay apart, whatever
 // their lengths and shared prefixes (an 8-byte term and a longer one with
 // the same first 8 bytes were once merged).
