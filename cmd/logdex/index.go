@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -14,17 +15,23 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// indexMemoryLimit is the soft memory limit of `logdex index` when
-// GOMEMLIMIT sets none. Each indexing worker keeps its term table from one
-// segment to the next, so the live heap stays near its peak, and the
-// collector's default goal (twice the live heap) let a run over 1 GiB of
-// high-cardinality logs reach 1.4 GiB of RSS; under the limit it stays
-// near 0.8 GiB for about the same CPU.
-const indexMemoryLimit = 800 << 20
+// indexMemoryBase and indexMemoryPerWorker make the soft memory limit of
+// `logdex index` when GOMEMLIMIT sets none. Each indexing worker (one per
+// CPU) keeps its term table from one segment to the next, so the live heap
+// stays near its peak, and the collector's default goal (twice the live
+// heap) let a run over 1 GiB of high-cardinality logs on 2 CPUs reach
+// 1.4 GiB of RSS; under 800 MiB it stays near 0.8 GiB for about the same
+// CPU. The limit grows with the workers: a fixed one would have a many-core
+// machine's collector run without pause.
+const (
+	indexMemoryBase      = 300 << 20
+	indexMemoryPerWorker = 250 << 20
+)
 
 func (e *env) index(args []string) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(indexMemoryLimit)
+		prev := debug.SetMemoryLimit(indexMemoryBase + indexMemoryPerWorker*int64(runtime.GOMAXPROCS(0)))
+		defer debug.SetMemoryLimit(prev)
 	}
 	fs := flag.NewFlagSet("index", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
