@@ -3,6 +3,8 @@ package logfile
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,6 +56,9 @@ func OpenRootDir(path string) (*Dir, error) {
 // when openat2 fails for any reason (an old kernel, a path it refuses):
 // the caller then asks OpenDir, whose answer, or error, is os.Root's.
 func (d *Dir) OpenBeneath(rel string) (_ *Dir, ok bool) {
+	if noOpenat2.Load() {
+		return nil, false
+	}
 	var fd int
 	err := d.do(func(dfd int) (err error) {
 		fd, err = unix.Openat2(dfd, filepath.FromSlash(rel), &unix.OpenHow{
@@ -62,10 +67,31 @@ func (d *Dir) OpenBeneath(rel string) (_ *Dir, ok bool) {
 		})
 		return err
 	})
+	if err == unix.ENOSYS || err == unix.EPERM {
+		noOpenat2.Store(true) // an old kernel or a seccomp filter: every call would fail
+	}
 	if err != nil {
 		return nil, false
 	}
 	return &Dir{fd: fd}, true
+}
+
+// noOpenat2 is set once openat2 is found missing or forbidden.
+var noOpenat2 atomic.Bool
+
+// SameAs reports whether d is the directory fi describes (same device and
+// inode): a directory opened by path again is checked against the first
+// opening, which a rename in between would make another.
+func (d *Dir) SameAs(fi os.FileInfo) bool {
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if err := d.do(func(fd int) error { return unix.Fstat(fd, &st) }); err != nil {
+		return false
+	}
+	return uint64(st.Dev) == uint64(want.Dev) && st.Ino == want.Ino
 }
 
 // DirOf wraps an open directory (the caller keeps closing it).

@@ -79,3 +79,26 @@ func TestOpenBeneath(t *testing.T) {
 		})
 	}
 }
+
+// TestSameAs: a directory opened by path is the one a stat of that path
+// describes, and not another.
+func TestSameAs(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	d, err := OpenRootDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{a, true}, {b, false}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.SameAs(fi); got != c.want {
+			t.Errorf("SameAs(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}

@@ -59,18 +59,28 @@ type rootDir struct {
 	name string // for a file root: its name in dir
 	err  error
 	// bare is real opened again as a bare descriptor (openDir), on first
-	// use; nil when that failed.
+	// use; nil when that failed or found another directory than dir.
 	bareOnce sync.Once
 	bare     *logfile.Dir
 }
 
 // openDir opens the directory rel (slash-separated) beneath root d: as a
 // bare descriptor where openat2 serves (no network-poller system calls),
-// else through d's os.Root. Both resolve rel as os.Root does; bare is
-// opened by d's path moments after d's os.Root, as that was moments after
-// the path's symlinks were resolved.
+// else through d's os.Root. Both resolve rel as os.Root does. bare is
+// opened by d's path, later than d's os.Root: it is used only if it is the
+// same directory (a rename in between would make them differ).
 func (d *rootDir) openDir(rel string) (*logfile.Dir, error) {
-	d.bareOnce.Do(func() { d.bare, _ = logfile.OpenRootDir(d.real) })
+	d.bareOnce.Do(func() {
+		bare, err := logfile.OpenRootDir(d.real)
+		if err != nil {
+			return
+		}
+		if fi, err := d.dir.Stat("."); err == nil && bare.SameAs(fi) {
+			d.bare = bare
+		} else {
+			bare.Close()
+		}
+	})
 	if d.bare != nil {
 		if dir, ok := d.bare.OpenBeneath(rel); ok {
 			return dir, nil
