@@ -57,7 +57,9 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 // openForFallback returns a handle that can read t's file: t's own, or,
 // when a count that read no line left the file unopened (readsFile), the
 // file opened now. A file replaced since it was checked cannot stand in
-// for the span's indexed lines: that is an error.
+// for the span's indexed lines: that is an error, failing the count (a
+// count that finds a file replaced without damage answers with a
+// warning, but here the damaged index has nothing else to count from).
 func (s *Searcher) openForFallback(t *task) (*live.Handle, error) {
 	if t.h == nil || t.h.File() != nil || t.h.Stale() != nil {
 		return t.h, nil
@@ -68,7 +70,7 @@ func (s *Searcher) openForFallback(t *task) (*live.Handle, error) {
 	}
 	if err := h.Stale(); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("%s: %w during the search", t.file.Path, err)
+		return nil, fmt.Errorf("%w during the search", err) // the caller names the file
 	}
 	return h, nil
 }
