@@ -101,19 +101,29 @@ func loadFile(path string, readMax int64) (b []byte, release func(), err error) 
 		return data, func() { unix.Munmap(data) }, nil
 	}
 	b = make([]byte, size)
+	n, err := preadFull(fd, path, b, 0)
+	if err != nil && err != io.EOF { // at EOF: shorter than it was a moment ago, what is there
+		return nil, nil, err
+	}
+	return b[:n], func() {}, nil
+}
+
+// preadFull fills b from fd at off, again on EINTR and short reads; at the
+// file's end it returns what it read and io.EOF.
+func preadFull(fd int, path string, b []byte, off int64) (int, error) {
 	for n := 0; n < len(b); {
-		r, err := unix.Pread(fd, b[n:], int64(n))
+		r, err := unix.Pread(fd, b[n:], off+int64(n))
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return nil, nil, &os.PathError{Op: "read", Path: path, Err: err}
-		case r == 0: // shorter than it was a moment ago: what is there
-			return b[:n], func() {}, nil
+			return n, &os.PathError{Op: "read", Path: path, Err: err}
+		case r == 0:
+			return n, io.EOF
 		}
 		n += r
 	}
-	return b, func() {}, nil
+	return len(b), nil
 }
 
 // Prefetch reads [off, off+n) of the file into buf's worth at a time,
@@ -141,16 +151,10 @@ func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	}
 	for end := off + n; off < end; {
 		k := min(int64(len(buf)), end-off)
-		r, err := unix.Pread(m.fd, buf[:k], off)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return &os.PathError{Op: "read", Path: m.path, Err: err}
-		case r == 0:
-			return io.EOF
+		if _, err := preadFull(m.fd, m.path, buf[:k], off); err != nil {
+			return err
 		}
-		off += int64(r)
+		off += k
 	}
 	return nil
 }

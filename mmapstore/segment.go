@@ -100,8 +100,9 @@ func OpenSegment(path string) (*Segment, error) {
 	}
 	// Random access from the first touch: with the default read-ahead,
 	// validating a cold segment's header, footer and small sections would
-	// read megabytes around each of them. The warmer re-enables read-ahead
-	// for the ranges it reads in order.
+	// read megabytes around each of them. The staged warmer reads through
+	// the file (exactly what it asks, see Prefetch); only eager warm-up
+	// turns read-ahead back on.
 	m.Advise(0, m.Size(), unix.MADV_RANDOM)
 	s, err := parseSegment(path, m.Bytes())
 	if err != nil {

@@ -269,7 +269,11 @@ func TestPrefetchHeads(t *testing.T) {
 		for _, off := range []int64{0, m.Size() - 1} {
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				if r, err := m.Resident(off, 1); err != nil || r == 1 {
+				r, err := m.Resident(off, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r == 1 {
 					break
 				}
 				if time.Now().After(deadline) {
