@@ -10,8 +10,11 @@ import (
 )
 
 // decodeHead decodes a manifest's JSON head as json.Unmarshal into a
-// manifestHead would (keys as the writer spells them; unknown keys
-// ignored; null or missing values zero), but from a generic decode: in a
+// manifestHead would for any head the writer produces (keys matched as the
+// writer spells them, not case-folded; unknown keys ignored; null or
+// missing values zero; a top-level null is an error), but from a generic
+// decode (a field added to manifestHead needs its line here too;
+// TestDecodeHeadEveryField catches one missing): in a
 // fresh process encoding/json's reflection over the head's struct types
 // costs about 75 µs, where the generic decode costs 20, and every CLI
 // search opens the index in a fresh process.

@@ -70,3 +70,48 @@ func TestDecodeHeadAsUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeHeadEveryField fills every field of a head, nested ones
+// included, by reflection: a field added to manifestHead (or to a root or
+// a skipped entry) that decodeHead does not read fails here.
+func TestDecodeHeadEveryField(t *testing.T) {
+	var h manifestHead
+	fillNonZero(reflect.ValueOf(&h).Elem())
+	js, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeHead(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, h) {
+		t.Fatalf("decodeHead lost fields:\n got %+v\nwant %+v\n%s", got, h, js)
+	}
+}
+
+// fillNonZero gives every field of v a value other than its zero: strings
+// "x", numbers 7, true, slices of one element.
+func fillNonZero(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillNonZero(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillNonZero(v.Index(0))
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	default:
+		panic("fillNonZero: add " + v.Kind().String())
+	}
+}

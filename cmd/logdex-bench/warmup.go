@@ -43,7 +43,7 @@ type WarmupResult struct {
 	IndexBytes int64       `json:"index_bytes"`
 	Mix        []string    `json:"mix"`
 	Rows       []WarmupRow `json:"rows"`
-	Baseline   string      `json:"baseline,omitempty"` // --warmup-baseline`
+	Baseline   string      `json:"baseline,omitempty"` // --warmup-baseline
 	Notes      []string    `json:"notes,omitempty"`
 }
 
