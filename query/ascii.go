@@ -120,15 +120,19 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 			a = i + near + p
 		}
 		if a == 0 || !wordByte[line[a-1]] { // a token starts here
-			b = a + 1
-			for b < len(line) && wordByte[line[b]] {
-				b++
-			}
-			return a, b
+			return a, tokenEnd(line, a+1)
 		}
 		i = a + 1
 	}
 	return len(line), len(line)
+}
+
+// tokenEnd is the end of the token whose bytes run on from b.
+func tokenEnd(line []byte, b int) int {
+	for b < len(line) && wordByte[line[b]] {
+		b++
+	}
+	return b
 }
 
 // upper is c's upper-case letter, c itself when it is not a lower-case
@@ -175,11 +179,7 @@ func asciiTokenFrom2(line []byte, i int, c0, c1 byte) (a, b int) {
 		}
 		if (line[a] == c0 || line[a] == u0) && (line[a+1] == c1 || line[a+1] == u1) &&
 			(a == 0 || !wordByte[line[a-1]]) { // a token starts here
-			b = a + 2
-			for b < len(line) && wordByte[line[b]] {
-				b++
-			}
-			return a, b
+			return a, tokenEnd(line, a+2)
 		}
 		i = a + 1
 	}
