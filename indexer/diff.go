@@ -49,14 +49,9 @@ func (u *update) dropDamagedSegments() {
 			errs[i] = err
 		}
 	}
-	if u.opt.OpenIndex {
-		u.oldSegs = segs // for Result.Index, if the run changes nothing
-	} else {
-		for _, s := range segs {
-			if s != nil {
-				s.Close()
-			}
-		}
+	u.oldSegs = segs // kept for Result.Index, if the run changes nothing
+	if !u.opt.OpenIndex {
+		u.closeOldSegments()
 	}
 	for i, ref := range u.old.Segments {
 		if errs[i] == nil {

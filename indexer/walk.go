@@ -169,11 +169,10 @@ type dirNode struct {
 // dirEntry is a regular file found, a subdirectory, or an entry that could
 // not be looked at (err).
 type dirEntry struct {
-	rel   string
-	err   error
-	file  found
-	isDir bool
-	sub   *dirNode
+	rel  string
+	err  error
+	file found
+	sub  *dirNode // a directory's listing; nil for a file
 }
 
 // walk lists the directory tree at rel ("." for the root) in name order,
@@ -267,7 +266,7 @@ func (w *walker) read(d *dirNode) []*dirNode {
 			if !w.isIndex(p) {
 				sub := &dirNode{rel: p}
 				subs = append(subs, sub)
-				d.entries = append(d.entries, dirEntry{rel: p, isDir: true, sub: sub})
+				d.entries = append(d.entries, dirEntry{rel: p, sub: sub})
 			}
 		case st.Regular:
 			d.entries = append(d.entries, dirEntry{rel: p, file: found{root: w.ri, rel: p, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.MTime}})
@@ -284,9 +283,9 @@ func (w *walker) report(d *dirNode) {
 		switch {
 		case e.err != nil:
 			w.skip(e.rel, e.err)
-		case e.isDir && e.sub.err != nil:
+		case e.sub != nil && e.sub.err != nil:
 			w.skip(e.rel, e.sub.err)
-		case e.isDir:
+		case e.sub != nil:
 			w.report(e.sub)
 		default:
 			w.fn(e.file)

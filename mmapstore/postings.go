@@ -368,7 +368,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 			return nil, err
 		}
 		d := Decbuf{B: l.body}
-		ids, err := decodeDeltas(&d, int(l.count), s.lines)
+		ids, err := decodeDeltasTo(nil, &d, int(l.count), s.lines)
 		if err != nil {
 			return nil, s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
 		}

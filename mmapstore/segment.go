@@ -445,14 +445,11 @@ func (s *Segment) decodeUnindexed() error {
 func decodeDeltaList(b []byte, limit uint32) ([]uint32, error) {
 	d := Decbuf{B: b}
 	n := d.Int(len(b))
-	return decodeDeltas(&d, n, limit)
+	return decodeDeltasTo(nil, &d, n, limit)
 }
 
-func decodeDeltas(d *Decbuf, n int, limit uint32) ([]uint32, error) {
-	return decodeDeltasTo(nil, d, n, limit)
-}
-
-// decodeDeltasTo is decodeDeltas into dst's memory when it has room.
+// decodeDeltasTo reads n ids as first value and gaps (increasing strictly,
+// below limit) into dst's memory when it has room.
 func decodeDeltasTo(dst []uint32, d *Decbuf, n int, limit uint32) ([]uint32, error) {
 	if d.Err != nil {
 		return nil, d.Err
