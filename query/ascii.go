@@ -63,11 +63,7 @@ func asciiToken(line []byte, i int) (a, b int) {
 	for i < len(line) && !wordByte[line[i]] {
 		i++
 	}
-	a = i
-	for i < len(line) && wordByte[line[i]] {
-		i++
-	}
-	return a, i
+	return i, tokenEnd(line, i)
 }
 
 // asciiTokenFrom is asciiToken for the first token whose first byte folds

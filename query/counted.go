@@ -38,22 +38,17 @@ func (sp *spareTasks) get() *task {
 
 func (sp *spareTasks) put(ts []*task) { *sp = append(*sp, ts...) }
 
-// countedByIndex counts a file's hits when the index alone does: it has
-// no tasks, or only IDs tasks whose candidates need no verification (the
-// caller knows that no filter applies to lines or times, and that hits
-// are only counted).
+// countedByIndex counts a file's hits when the index alone does: no task
+// reads the file (readsFile), so every candidate is a hit (sureHits). The
+// caller knows that no filter applies to lines or times, and that hits are
+// only counted.
 func countedByIndex(f *File, ts []*task) (fileCount, bool) {
+	if readsFile(ts, true) {
+		return fileCount{}, false
+	}
 	fc := fileCount{f: f}
 	for _, t := range ts {
-		if t.kind != taskIDs || t.times != nil {
-			return fileCount{}, false
-		}
-		sp := t.seg.Spans()[t.span]
-		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
-		if t.plan.verify == nil || t.plan.verify.IntersectsWithInterval(uint64(lo), uint64(hi)) { // (nil: every candidate is verified)
-			return fileCount{}, false
-		}
-		fc.n += int64(rangeCard(t.plan.cands, lo, hi))
+		fc.n += t.sureHits()
 	}
 	fc.cands = fc.n
 	return fc, true
@@ -68,7 +63,7 @@ const verifyHereMax = 64
 // false, and the task is left as it was for a worker, when it has more
 // candidates or anything is unusual (an error, damage, a file that shrank).
 func (s *Searcher) countHere(ctx context.Context, q *Query, f *File, h *live.Handle, ts []*task, ls *lineState) (fileCount, bool) {
-	if len(ts) != 1 || ts[0].kind != taskIDs || ts[0].times != nil || h.File() == nil {
+	if len(ts) != 1 || ts[0].kind != taskIDs || h.File() == nil {
 		return fileCount{}, false
 	}
 	t := ts[0]

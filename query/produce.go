@@ -164,7 +164,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	// A file's few candidates are verified here too when every count is
 	// asked for (no limit, no budget): over many small files, a worker
 	// hand-over each costs more than the read.
-	verifyHere := countFromIndex && opt.Limit == 0 && newCountBudget(opt) == nil
+	verifyHere := countFromIndex && opt.Limit == 0 && budget == nil
 	var ls lineState
 	var tsBuf []*task
 	// send emits a file's tasks (false: the search was cancelled).
