@@ -48,3 +48,5 @@ func (w *Warmer) SetFaults(f func() int64) { w.faults = f }
 
 // SetPrefetchHook is told of every read a staged warmer issues.
 func (w *Warmer) SetPrefetchHook(f func(off, n int64)) { w.prefetched = f }
+
+func PrefetchHeads(dir string, refs []SegmentRef) { prefetchHeads(dir, refs) }

@@ -45,10 +45,19 @@ func Open(dir string) (*Index, error) { return OpenFrom(dir, nil) }
 // directory): segments are immutable, so one named by both is shared, with
 // what was verified and warmed of it, instead of mapped again. Each index
 // closes independently; a shared segment is unmapped by the last.
-func OpenFrom(dir string, prev *Index) (*Index, error) {
+func OpenFrom(dir string, prev *Index) (*Index, error) { return openRetrying(dir, prev, false) }
+
+// OpenCold is Open for a process that will serve many searches from an
+// index that may not be in memory (a server's first open): every
+// segment's first and last pages are asked for together before the
+// segments are opened one by one (prefetchHeads). A short search process
+// does not pay those system calls.
+func OpenCold(dir string) (*Index, error) { return openRetrying(dir, nil, true) }
+
+func openRetrying(dir string, prev *Index, prefetch bool) (*Index, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		ix, err := open(dir, prev)
+		ix, err := open(dir, prev, prefetch)
 		if err == nil {
 			return ix, nil
 		}
@@ -60,7 +69,7 @@ func OpenFrom(dir string, prev *Index) (*Index, error) {
 	return nil, lastErr
 }
 
-func open(dir string, prev *Index) (*Index, error) {
+func open(dir string, prev *Index, prefetch bool) (*Index, error) {
 	reuse := map[string]*Segment{}
 	if prev != nil && prev.dir == dir {
 		for _, s := range prev.segments {
@@ -72,6 +81,9 @@ func open(dir string, prev *Index) (*Index, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	if prefetch {
+		prefetchHeads(dir, m.Segments)
 	}
 	opened := make([]*Segment, len(m.Segments))
 	errs := make([]error, len(m.Segments))

@@ -246,7 +246,7 @@ func TestWarmFromColdCache(t *testing.T) {
 	t.Logf("resident before %d, after %d of %d bytes; read %d", before.Resident, after.Resident, after.Mapped, after.Read)
 }
 
-// TestPrefetchHeads: after eviction, PrefetchHeads brings every segment's
+// TestPrefetchHeads: after eviction, prefetchHeads brings every segment's
 // first and last pages in (asynchronously: waited for) and little else.
 // The files are mapped, not opened as segments: opening reads those pages.
 func TestPrefetchHeads(t *testing.T) {
@@ -254,8 +254,12 @@ func TestPrefetchHeads(t *testing.T) {
 	if err := Evict(dir); err != nil {
 		t.Fatal(err)
 	}
-	PrefetchHeads(dir)
-	PrefetchHeads(t.TempDir()) // no index: nothing to do
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	PrefetchHeads(dir, m.Segments)
+	PrefetchHeads(t.TempDir(), m.Segments) // no such files: nothing to do
 	segs, _ := filepath.Glob(filepath.Join(dir, "*.ldx"))
 	if len(segs) < 2 {
 		t.Fatalf("%d segments, want several", len(segs))
@@ -277,7 +281,7 @@ func TestPrefetchHeads(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("%s: byte %d not resident after PrefetchHeads", path, off)
+					t.Fatalf("%s: byte %d not resident after prefetchHeads", path, off)
 				}
 				time.Sleep(5 * time.Millisecond)
 			}

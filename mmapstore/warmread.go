@@ -77,21 +77,16 @@ func (w *Warmer) isResident(m *Mapping, off, n int64) bool {
 	return err == nil && r == n
 }
 
-// PrefetchHeads asks the kernel (POSIX_FADV_WILLNEED, which queues the
-// reads without waiting) for the first and last pages of every segment of
-// dir's index: the header, the table of contents and most of the small
-// sections that opening a segment reads. Opening a cold index otherwise
-// faults them in one segment after another, each fault waiting for the
-// disk; queued together, the disk serves them side by side. A server
-// calls it once before opening an index it has not mapped yet; it is
-// advice, so errors are ignored.
-func PrefetchHeads(dir string) {
-	m, err := ReadManifest(dir)
-	if err != nil {
-		return
-	}
+// prefetchHeads asks the kernel (POSIX_FADV_WILLNEED, which queues the
+// reads without waiting) for the first and last pages of the segments
+// refs names in dir: the header, the table of contents and most of the
+// small sections that opening a segment reads. Opening a cold index
+// otherwise faults them in one segment after another, each fault waiting
+// for the disk; queued together, the disk serves them side by side
+// (OpenCold). It is advice, so errors are ignored.
+func prefetchHeads(dir string, refs []SegmentRef) {
 	const head, tail = 4096, 8192
-	for _, ref := range m.Segments {
+	for _, ref := range refs {
 		fd, err := unix.Open(filepath.Join(dir, ref.Name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue

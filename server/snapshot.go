@@ -82,13 +82,14 @@ func (s *Server) Reload() (bool, error) {
 			return false, nil
 		}
 	}
-	var prev *mmapstore.Index
+	var prev, ix *mmapstore.Index
+	var err error
 	if cur := s.cur.Load(); cur != nil {
 		prev = cur.ix // its segments are reused: mapped, verified and warm already
+		ix, err = mmapstore.OpenFrom(s.opt.IndexDir, prev)
 	} else {
-		mmapstore.PrefetchHeads(s.opt.IndexDir) // the first open: all of it may be cold
+		ix, err = mmapstore.OpenCold(s.opt.IndexDir) // the first open: all of it may be cold
 	}
-	ix, err := mmapstore.OpenFrom(s.opt.IndexDir, prev)
 	if err != nil {
 		return false, err
 	}
