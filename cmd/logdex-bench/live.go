@@ -356,12 +356,7 @@ func (r *LiveResult) append(ctx context.Context, files []*os.File) error {
 // liveQueries are the searches of the load: a common term (a page of
 // hits), a selective term, a rare id and a regex.
 func liveQueries() []string {
-	trace := ""
-	for _, n := range loggen.NeedlesOf(loggen.ProfileHighCard) {
-		if n.Name == loggen.NeedleTrace {
-			trace = n.Text
-		}
-	}
+	trace := needleTexts(loggen.ProfileHighCard)[loggen.NeedleTrace]
 	return []string{
 		"/api/search?q=error&limit=100",
 		"/api/search?q=deadlock&limit=100",

@@ -6,10 +6,7 @@ import "github.com/logdex/logdex/fixtures/loggen"
 // one looks for in traced JSON logs — a whole id, part of one, a phrase,
 // literals with spaces and punctuation, URLs, regexes around a literal.
 func highcardQueryDefs() []qdef {
-	txt := map[string]string{}
-	for _, n := range loggen.NeedlesOf(loggen.ProfileHighCard) {
-		txt[n.Name] = n.Text
-	}
+	txt := needleTexts(loggen.ProfileHighCard)
 	trace := txt[loggen.NeedleTrace]
 	return []qdef{
 		literal("rare id: a whole trace_id", trace, loggen.NeedleTrace),
@@ -28,4 +25,14 @@ func highcardQueryDefs() []qdef {
 		regex("regex, required literal", `pool exhausted: all [0-9]+ connections`),
 		regex("regex, required literal (order numbers)", `ORD-2026-000441[0-9]`),
 	}
+}
+
+// needleTexts maps the names of a profile's needles (loggen.NeedleTrace,
+// ...) to their text.
+func needleTexts(profile string) map[string]string {
+	txt := map[string]string{}
+	for _, n := range loggen.NeedlesOf(profile) {
+		txt[n.Name] = n.Text
+	}
+	return txt
 }

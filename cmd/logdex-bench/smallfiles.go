@@ -175,30 +175,27 @@ func (r *Report) mdSmallFiles(p printf) {
 		if q.Mismatch != "" {
 			hits += " **MISMATCH** " + q.Mismatch
 		}
-		over := func(eng string) string {
-			if g, l := q.Times["grep"], q.Times[eng]; g != nil && l != nil && l.Median > 0 {
-				return ratio(g.Median / l.Median)
-			}
-			return ""
-		}
 		p("| %s `%s` | %s | %s | %s | %s | %s | %s | %s |\n", q.Kind, mdCode(q.Text), hits, cell(q.Times[engNoUpdate]), cell(q.Times[engDefault]),
-			cell(q.Times["grep"]), cell(q.Times["rg"]), over(engNoUpdate), over(engDefault))
+			cell(q.Times["grep"]), cell(q.Times["rg"]), speedup(q.Times, "grep", engNoUpdate), speedup(q.Times, "grep", engDefault))
 	}
 	if x.Queries != nil && x.Queries[0].Times[engBaseNoUpdate] != nil {
 		p("\nAgainst the baseline binary (`--smallfiles-baseline`), in the same interleaved runs:\n\n")
 		p("| query | baseline --no-update | this --no-update | speed-up | baseline default | this default | speed-up |\n|---|--:|--:|--:|--:|--:|--:|\n")
 		for _, q := range x.Queries {
-			up := func(base, this string) string {
-				if b, t := q.Times[base], q.Times[this]; b != nil && t != nil && t.Median > 0 {
-					return ratio(b.Median / t.Median)
-				}
-				return ""
-			}
 			p("| %s `%s` | %s | %s | %s | %s | %s | %s |\n", q.Kind, mdCode(q.Text), cell(q.Times[engBaseNoUpdate]), cell(q.Times[engNoUpdate]),
-				up(engBaseNoUpdate, engNoUpdate), cell(q.Times[engBaseDefault]), cell(q.Times[engDefault]), up(engBaseDefault, engDefault))
+				speedup(q.Times, engBaseNoUpdate, engNoUpdate), cell(q.Times[engBaseDefault]), cell(q.Times[engDefault]), speedup(q.Times, engBaseDefault, engDefault))
 		}
 	}
 	p("\nWhole processes, interleaved: `logdex search [--no-update] --index INDEX -c ARGS`, `LC_ALL=C grep -rc GREP_ARGS DIR`, " +
 		"`rg -c RG_ARGS DIR` (word: `-i -w`; literal: `-F`). The default search first brings the index up to date " +
 		"(here: nothing changed, every file looked at). Counts are checked equal.\n\n")
+}
+
+// speedup is engine this's speed-up over engine base, the ratio of their
+// median times ("" when either was not timed).
+func speedup(times map[string]*Dist, base, this string) string {
+	if b, t := times[base], times[this]; b != nil && t != nil && t.Median > 0 {
+		return ratio(b.Median / t.Median)
+	}
+	return ""
 }

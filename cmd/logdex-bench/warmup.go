@@ -55,10 +55,7 @@ type warmQuery struct{ q, mode string }
 // partial id), a regex, a phrase, a boolean query, a prefix.
 func warmupMix(profile string) []warmQuery {
 	if profile == loggen.ProfileHighCard {
-		txt := map[string]string{}
-		for _, n := range loggen.NeedlesOf(loggen.ProfileHighCard) {
-			txt[n.Name] = n.Text
-		}
+		txt := needleTexts(loggen.ProfileHighCard)
 		return []warmQuery{
 			{txt[loggen.NeedleTrace], "literal"},
 			{"deadlock", "query"},
@@ -176,9 +173,7 @@ func (b *bench) warmupOn(profile string) error {
 		res.Rows = append(res.Rows, WarmupRow{Mode: m.label, FirstAnswer: distOf(a.first, true), AllResident: distOf(a.resident, true),
 			DuringP50: distOf(a.dp50, true), DuringP99: distOf(a.dp99, true), AfterP50: distOf(a.ap50, true), AfterP99: distOf(a.ap99, true), Queries: a.queries})
 	}
-	if b.cfg.warmupBase != "" {
-		res.Baseline = b.cfg.warmupBase
-	}
+	res.Baseline = b.cfg.warmupBase // omitted from the JSON when empty
 	res.Notes = append(res.Notes, "off: 'during' is the first run of queries as long as staged took to warm up; its pages come in only as queries fault them")
 	return nil
 }
