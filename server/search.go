@@ -320,7 +320,6 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	var last query.Cursor
 	n := 0
 	var hl [][2]int
-	var scratch []byte
 	var fn func(*query.Hit) error
 	if p.limit > 0 {
 		fn = func(h *query.Hit) error {
@@ -335,16 +334,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 			if p.context > 0 {
 				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			if out.committed {
-				scratch = appendHit(scratch[:0], h, hl, before, after, loc)
-				out.Write(scratch)
-				return out.err
-			}
-			// Still buffering: straight into the body (no copy).
-			out.buf = appendHit(out.buf, h, hl, before, after, loc)
-			if len(out.buf) > spillBytes {
-				out.commit()
-			}
+			out.add(func(b []byte) []byte { return appendHit(b, h, hl, before, after, loc) })
 			return out.err
 		}
 	}
@@ -355,7 +345,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	if out.err != nil {
 		return st, out.err
 	}
-	tail := strconv.AppendInt(append(scratch[:0], `],"total":`...), st.Total, 10)
+	tail := strconv.AppendInt(append(make([]byte, 0, 512), `],"total":`...), st.Total, 10)
 	tail = strconv.AppendBool(append(tail, `,"total_exact":`...), !st.TotalAtLeast)
 	tail = strconv.AppendFloat(append(tail, `,"took_ms":`...), float64(time.Since(start).Microseconds())/1000, 'f', 3, 64)
 	tail = append(tail, `,"next_cursor":`...)
@@ -491,6 +481,22 @@ func (o *jsonOut) Write(p []byte) (int, error) {
 }
 
 func (o *jsonOut) writeByte(c byte) { o.Write([]byte{c}) }
+
+// add appends what fn appends: straight into the body while buffering, into
+// the writer's free buffer once committed (no copy either way).
+func (o *jsonOut) add(fn func([]byte) []byte) {
+	if o.err != nil {
+		return
+	}
+	if o.committed {
+		_, o.err = o.bw.Write(fn(o.bw.AvailableBuffer()))
+		return
+	}
+	o.buf = fn(o.buf)
+	if len(o.buf) > spillBytes {
+		o.commit()
+	}
+}
 
 func (o *jsonOut) commit() {
 	h := o.w.Header()
