@@ -309,13 +309,10 @@ func (s *Set) Check(f *File) (*Handle, error) {
 
 // fileState is what lstat said of an indexed file's path.
 type fileState struct {
-	seq      uint64 // Watch sequence before the lstat
-	path     string // the path watched
-	err      error
-	regular  bool
-	dev, ino uint64
-	size     int64
-	mtime    int64
+	seq  uint64 // Watch sequence before the lstat
+	path string // the path watched
+	err  error
+	logfile.Stat
 }
 
 // lookup lstats f's path beneath its root, or answers from an earlier
@@ -337,17 +334,17 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 	}
 	if i, ok := s.seenIDs.Find(f.rec.ID); ok && s.seen[i].Root == f.rec.Root && s.seen[i].Path == f.rec.Path {
 		sn := &s.seen[i]
-		st.regular, st.size, st.mtime, st.dev, st.ino = sn.Regular, sn.Size, sn.MTime, sn.Dev, sn.Ino
+		st.Stat = sn.Stat
 		return st
 	}
 	if c != nil {
 		if ls, err, ok := c.ahead.take(c, f); ok {
-			st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+			st.err, st.Stat = err, ls
 			return st
 		}
 	}
 	ls, err := s.lstatIn(c, f, dir, name)
-	st.err, st.regular, st.size, st.mtime, st.dev, st.ino = err, ls.Regular, ls.Size, ls.MTime, ls.Dev, ls.Ino
+	st.err, st.Stat = err, ls
 	if w != nil {
 		st.path = filepath.Join(s.rootDir(f.rec.Root).real, name)
 		f.state.Store(&st)
@@ -388,14 +385,14 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 		}
 		return &Handle{stale: ErrDeleted}, nil
 	}
-	if st.err != nil || !st.regular || st.dev != rec.Dev || st.ino != rec.Ino {
+	if st.err != nil || !st.Regular || st.Dev != rec.Dev || st.Ino != rec.Ino {
 		s.forget(rec.ID)
 		if h := s.moved(f); h != nil {
 			return h, nil
 		}
 		return s.Check(f)
 	}
-	unchanged := st.size == indexedSize(rec) && st.mtime == rec.MTime
+	unchanged := st.Size == indexedSize(rec) && st.MTime == rec.MTime
 	if unchanged && !mustRead {
 		return unchangedHandle, nil
 	}
@@ -403,9 +400,9 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 	if err != nil {
 		return s.Check(f)
 	}
-	h := &Handle{f: sf.f, size: st.size, shared: sf, s: s, dev: sf.dev, ino: sf.ino}
+	h := &Handle{f: sf.f, size: st.Size, shared: sf, s: s, dev: sf.dev, ino: sf.ino}
 	switch {
-	case st.size < indexedSize(rec) || rec.Compression != "" && st.size != rec.Size:
+	case st.Size < indexedSize(rec) || rec.Compression != "" && st.Size != rec.Size:
 		h.stale = ErrReplaced
 	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
