@@ -21,10 +21,8 @@ type Dirs struct {
 	rel  string // slash-separated, "." for the root directory
 	dir  *logfile.Dir
 	err  error
-	// ahead: files looked at by another goroutine (LookAhead); at: the
-	// pass's place in them.
+	// ahead: files looked at by another goroutine (LookAhead)
 	ahead *lookAhead
-	at    int
 }
 
 // Dirs returns a cursor for one pass; Close it after.
@@ -135,22 +133,25 @@ func (c *Dirs) LookAhead(n int, file func(i int) *File) {
 // At tells the look-ahead that the pass is at file i.
 func (c *Dirs) At(i int) {
 	if c != nil && c.ahead != nil {
-		c.at = i
 		c.ahead.pass.Store(int64(i))
 	}
 }
 
-// take returns what the look-ahead found of f, when it is the pass's
-// current file and was looked at already.
-func (a *lookAhead) take(c *Dirs, f *File) (logfile.Stat, error, bool) {
-	if a == nil || c.at < 0 || c.at >= len(a.done) || !a.done[c.at].Load() || a.file(c.at) != f {
+// lookedAt returns what the look-ahead found of f, when it is the pass's
+// current file (At) and was looked at already.
+func (c *Dirs) lookedAt(f *File) (logfile.Stat, error, bool) {
+	if c == nil || c.ahead == nil {
+		return logfile.Stat{}, nil, false
+	}
+	a, i := c.ahead, int(c.ahead.pass.Load())
+	if i < 0 || i >= len(a.done) || !a.done[i].Load() || a.file(i) != f {
 		return logfile.Stat{}, nil, false
 	}
 	var err error
-	if a.failed[c.at] { // (written before done: safe to read)
+	if a.failed[i] { // (written before done: safe to read)
 		a.mu.Lock()
-		err = a.errs[c.at]
+		err = a.errs[i]
 		a.mu.Unlock()
 	}
-	return a.found[c.at], err, true
+	return a.found[i], err, true
 }

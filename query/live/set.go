@@ -337,11 +337,9 @@ func (s *Set) lookup(c *Dirs, f *File) fileState {
 		st.Stat = sn.Stat
 		return st
 	}
-	if c != nil {
-		if ls, err, ok := c.ahead.take(c, f); ok {
-			st.err, st.Stat = err, ls
-			return st
-		}
+	if ls, err, ok := c.lookedAt(f); ok {
+		st.err, st.Stat = err, ls
+		return st
 	}
 	ls, err := s.lstatIn(c, f, dir, name)
 	st.err, st.Stat = err, ls
