@@ -42,6 +42,7 @@ func appendDictBlock(dst []byte, lo, hi int, term func(int) []byte, refs []uint6
 		return nil, fmt.Errorf("dictionary block of %d terms", n)
 	}
 	var used [256]bool
+	var pre [256]uint8 // each term's prefix shared with the one before (MaxTermLen fits)
 	var maxP, maxS int
 	var maxRef uint64
 	var prev []byte
@@ -54,6 +55,7 @@ func appendDictBlock(dst []byte, lo, hi int, term func(int) []byte, refs []uint6
 		if i > lo && (p == len(t) || p < len(prev) && t[p] < prev[p]) {
 			return nil, fmt.Errorf("terms out of order: %q after %q", t, prev)
 		}
+		pre[i-lo] = uint8(p)
 		for _, c := range t[p:] {
 			used[c] = true
 		}
@@ -73,10 +75,8 @@ func appendDictBlock(dst []byte, lo, hi int, term func(int) []byte, refs []uint6
 		}
 	}
 	var bw bitWriter
-	prev = nil
 	for i := lo; i < hi; i++ {
-		t := term(i)
-		p := commonPrefix(prev, t)
+		t, p := term(i), int(pre[i-lo])
 		bw.put(uint64(p), wp)
 		bw.put(uint64(len(t)-p), ws)
 		if wn < wr {
@@ -85,23 +85,18 @@ func appendDictBlock(dst []byte, lo, hi int, term func(int) []byte, refs []uint6
 			bw.put(b2u(wide), 1)
 			if !wide {
 				bw.put(refs[i], wn)
-				prev = t
 				continue
 			}
 		}
 		bw.put(refs[i], wr)
-		prev = t
 	}
 	// The records' length in bits comes first, so that the suffixes are
 	// found without decoding the records.
 	recBits := uint64(len(bw.b))*8 + uint64(bw.nacc)
-	prev = nil
 	for i := lo; i < hi; i++ {
-		t := term(i)
-		for _, c := range t[commonPrefix(prev, t):] {
+		for _, c := range term(i)[pre[i-lo]:] {
 			bw.put32(uint64(code[c]), width)
 		}
-		prev = t
 	}
 	dst = binary.AppendUvarint(dst, recBits)
 	return append(dst, bw.flush()...), nil
