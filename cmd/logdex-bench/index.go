@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -32,7 +33,17 @@ type IndexResult struct {
 
 // testBuild is set by this package's tests: they check reports, not
 // timings, and build logdex as the other tests do (sharing their cache).
-var testBuild bool
+// When testBinDir is set too, the tests share one build there: their
+// parallel runs, each building its own, compiled logdex side by side on a
+// cold build cache.
+var (
+	testBuild  bool
+	testBinDir string
+	testBin    struct {
+		once sync.Once
+		err  error
+	}
+)
 
 // buildBinary builds cmd/logdex into the session directory, so that
 // whole-process timings are of a real binary: static (CGO_ENABLED=0), as
@@ -47,17 +58,29 @@ func (b *bench) buildBinary() error {
 	if b.modRoot == "" {
 		return errors.New("not inside the logdex module: run from the repository or pass --logdex BIN")
 	}
-	b.bin = filepath.Join(b.tmp, "logdex")
-	b.logf("building %s", b.bin)
-	cmd := exec.CommandContext(b.ctx, "go", "build", "-o", b.bin, "./cmd/logdex")
-	cmd.Dir = b.modRoot
+	static := !b.cfg.smoke && !testBuild
 	b.rep.Machine.Build = "built with `CGO_ENABLED=0 go build` for this run"
-	if b.cfg.smoke || testBuild {
+	if !static {
 		// The smoke run checks the report, not timings: a default build
 		// shares the build cache with the other tests' (11 s of CPU less
 		// on a fresh machine).
 		b.rep.Machine.Build = "built with `go build` (smoke run)"
-	} else {
+	}
+	if testBinDir != "" {
+		b.bin = filepath.Join(testBinDir, "logdex")
+		testBin.once.Do(func() { testBin.err = b.goBuild(static) })
+		return testBin.err
+	}
+	b.bin = filepath.Join(b.tmp, "logdex")
+	return b.goBuild(static)
+}
+
+// goBuild builds cmd/logdex at b.bin, static (CGO_ENABLED=0) when asked.
+func (b *bench) goBuild(static bool) error {
+	b.logf("building %s", b.bin)
+	cmd := exec.CommandContext(b.ctx, "go", "build", "-o", b.bin, "./cmd/logdex")
+	cmd.Dir = b.modRoot
+	if static {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -26,7 +26,15 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeServe(os.Args[1:]))
 	}
 	testBuild = true
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "logdex-bench-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	testBinDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func fakeServe(args []string) int {
