@@ -153,7 +153,13 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	sums := s.entry(SectionChunkSums)
 	asked := map[int]bool{}
 	for _, h := range hashes {
-		s.m.Advise(at(h), int64(sliceBytes), unix.MADV_WILLNEED)
+		// Whole chunks: reading the slice verifies the chunks it spans,
+		// and a section need not start on a page, so a chunk reaches a
+		// page past the slice's own on either side. Asking for the
+		// slice's bytes alone left those pages to fault in one by one
+		// (2,000 reads in turn, most of a cold trace-id lookup).
+		lo, hi := chunksAround(uint64(h)*sliceBytes, sliceBytes, uint64(len(s.trigrams.data)))
+		s.m.Advise(int64(s.trigrams.off+lo), int64(hi-lo), unix.MADV_WILLNEED)
 		// The pages of chunk sums that verify the slice's chunks: each
 		// is read (and checked) before the first of its chunks is used.
 		for c := uint64(h) * sliceBytes / ChunkSize; c <= (uint64(h)*sliceBytes+sliceBytes-1)/ChunkSize; c++ {
@@ -164,6 +170,14 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 			}
 		}
 	}
+}
+
+// chunksAround is [off, off+n) of a section secLen bytes long, rounded
+// out to the chunks that reading it verifies.
+func chunksAround(off, n, secLen uint64) (lo, hi uint64) {
+	lo = off / ChunkSize * ChunkSize
+	hi = min((off+n+ChunkSize-1)/ChunkSize*ChunkSize, secLen)
+	return lo, hi
 }
 
 // needleHashes returns the distinct filter hashes of needle's trigrams,
