@@ -206,6 +206,12 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		}
 	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
+	// sure counts the exact candidates gathered in the batch, not yet
+	// recorded: once they fill the page, the candidates after them are
+	// past it and need not be located (a word's first page located up
+	// to 512 lines per span, most of them only to be counted).
+	var sure int
+	gathered := func() bool { return countOnly || maxRecs > 0 && len(t.hits)+sure >= maxRecs }
 	// Without a time filter or histogram only the hits kept need their
 	// times: those are decoded once a line is kept (a phrase's candidates
 	// that fail, and lines only counted past the page, need none).
@@ -222,7 +228,7 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 	}
 	for it.HasNext() {
 		// Gather a batch of candidates.
-		locs = locs[:0]
+		locs, sure = locs[:0], 0
 		for it.HasNext() && len(locs) < 512 {
 			id := it.PeekNext()
 			if id >= hi {
@@ -261,7 +267,7 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 				}
 			}
 			verify := p.verify == nil || p.verify.Contains(id)
-			if !verify && full() {
+			if !verify && gathered() {
 				t.count1(ts, timed)
 				extra++
 				continue
@@ -269,6 +275,9 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 			l, err := seg.Locate(id)
 			if err != nil {
 				return err
+			}
+			if !verify {
+				sure++
 			}
 			locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
 		}

@@ -17,7 +17,8 @@ import (
 // per-request CPU of the search, the rendering and the handler chain,
 // without the noise of a load generator on the same cores. It runs only
 // when LOGDEX_BENCH_INDEX names an index directory (one made by
-// `logdex-bench`, say); LOGDEX_BENCH_Q gives the query (default mallory).
+// `logdex-bench`, say); LOGDEX_BENCH_Q gives the query (default mallory),
+// LOGDEX_BENCH_LIMIT the page size (default 100; 1 shows the fixed cost).
 //
 //	LOGDEX_BENCH_INDEX=~/.cache/logdex-bench/index-1024mb-seed1 \
 //	  go test ./server -run '^$' -bench UncachedPage -benchmem
@@ -38,7 +39,11 @@ func BenchmarkUncachedPage(b *testing.B) {
 	if _, err := s.Reload(); err != nil {
 		b.Fatal(err)
 	}
-	target := "/api/search?mode=query&limit=100&q=" + url.QueryEscape(q)
+	lim := os.Getenv("LOGDEX_BENCH_LIMIT")
+	if lim == "" {
+		lim = "100"
+	}
+	target := "/api/search?mode=query&limit=" + lim + "&q=" + url.QueryEscape(q)
 	h := s.Handler()
 	get := func() int {
 		w := httptest.NewRecorder()
