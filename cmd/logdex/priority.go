@@ -62,6 +62,24 @@ func (b *bgProcs) hold() (release func()) {
 	}
 }
 
+// onDemand is a hold taken by the first call of take and given back by
+// release. A live run takes it as its first worker starts: a run that
+// finds nothing to index (most periodic re-indexes) starts no worker and
+// leaves GOMAXPROCS alone, as each change of it stops the world. A take
+// after release holds nothing.
+func (b *bgProcs) onDemand() (take, release func()) {
+	var once sync.Once
+	var rel func()
+	take = func() { once.Do(func() { rel = b.hold() }) }
+	release = func() {
+		once.Do(func() {}) // waits for a take under way; none after it
+		if rel != nil {
+			rel()
+		}
+	}
+	return take, release
+}
+
 // restore puts GOMAXPROCS back to the CPUs serve started with.
 func (b *bgProcs) restore() {
 	b.mu.Lock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -34,6 +35,44 @@ func TestBackgroundProcs(t *testing.T) {
 	bg.hold()
 	bg.restore()
 	want("after serve", startProcs)
+}
+
+// TestBackgroundProcsOnDemand: a live run raises GOMAXPROCS only once its
+// first worker starts, once however many start, and a run that starts
+// none leaves it alone.
+func TestBackgroundProcsOnDemand(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	cpus, live, bg := backgroundProcs()
+	defer bg.restore()
+	raised := cpus + live + 1
+	want := func(what string, n int) {
+		t.Helper()
+		if got := runtime.GOMAXPROCS(0); got != n {
+			t.Errorf("GOMAXPROCS %d %s, want %d", got, what, n)
+		}
+	}
+	_, release := bg.onDemand()
+	want("before any worker started", cpus)
+	release()
+	want("after a run that started no worker", cpus)
+
+	take, release := bg.onDemand()
+	var wg sync.WaitGroup
+	for range live {
+		wg.Add(1)
+		go func() { defer wg.Done(); take() }()
+	}
+	wg.Wait()
+	want("while the run's workers run", raised)
+	merge := bg.hold()
+	release()
+	release()
+	want("during a merge after the run ended", raised)
+	merge()
+	want("with nothing in the background", cpus)
+	take()
+	want("after a take past the release", cpus)
 }
 
 // TestLiveWorkerStart: a live run after one that fell behind runs at

@@ -151,7 +151,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	var lastRun atomic.Int64  // the last run's duration
 	var liveSegs atomic.Int64 // live segments after the last run
 	reindex := func(ctx context.Context) (server.ReindexResult, error) {
-		defer bg.hold()()
+		take, release := bg.onDemand()
+		defer release()
 		progress := first.Swap(false) && !sf.quiet
 		level := zerolog.InfoLevel
 		if !progress {
@@ -159,8 +160,14 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		}
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
+		lower := liveWorkerStart(time.Duration(lastRun.Load()))
 		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, Workers: liveWorkers,
-			WorkerStart: liveWorkerStart(time.Duration(lastRun.Load()))}
+			WorkerStart: func() {
+				take()
+				if lower != nil {
+					lower()
+				}
+			}}
 		t0 := time.Now()
 		res, err := e.updateIndexOpt(ctx, opt, progress, level)
 		lastRun.Store(int64(time.Since(t0)))
