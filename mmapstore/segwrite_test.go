@@ -78,6 +78,9 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 			c.times = append(c.times, 0)
 			if timed {
 				now += (r.Int64N(2000) - 100) * unit
+				if r.IntN(20) == 0 {
+					now += (r.Int64N(1<<22) - 1<<20) * unit // deltas of 3 and 4 varint bytes
+				}
 				lt.SetTime(id, now)
 				c.times[id] = now
 			}
@@ -558,5 +561,41 @@ func TestVersions(t *testing.T) {
 		if _, err := DecodeManifest("m", m); !errors.As(err, &ve) || ve.Found != v {
 			t.Fatalf("manifest of version %d: %v", v, err)
 		}
+	}
+}
+
+// BenchmarkLineTime times one line in a group picked at random, as a page
+// of hits spread over a file does: lines 0.1-3 s apart in ms (uvarint
+// deltas of one and two bytes, mixed).
+func BenchmarkLineTime(b *testing.B) {
+	lt := NewLineTable()
+	lt.BeginSpan(SegFile{ID: 1, Path: "app.log", Size: 1 << 30}, 0, 1)
+	r := rand.New(rand.NewPCG(1, 2))
+	now := int64(1.7e18)
+	const lines = 1 << 16
+	for range lines {
+		id := lt.AddLine(100)
+		now += (100 + r.Int64N(2900)) * 1e6
+		lt.SetTime(id, now)
+	}
+	lt.EndSpan()
+	data, err := EncodeSegment(&SegmentInput{Lines: lt, Terms: &testTerms{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := ParseSegment("bench", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]uint32, 1024)
+	for i := range ids {
+		ids[i] = uint32(r.IntN(lines))
+	}
+	i := 0
+	for b.Loop() {
+		if _, _, err := s.LineTime(ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
