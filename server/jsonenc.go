@@ -34,6 +34,15 @@ var jsonSafe = func() (t [256]uint8) {
 // appendJSONString appends s as a JSON string, escaped like encoding/json
 // (HTML-safe, invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
 func appendJSONString[T string | []byte](dst []byte, s T) []byte {
+	dst, _ = appendJSONStringValid(dst, s)
+	return dst
+}
+
+// appendJSONStringValid is appendJSONString that also says whether s was
+// valid UTF-8 (a line's text then needs no base64 copy), found in the same
+// pass.
+func appendJSONStringValid[T string | []byte](dst []byte, s T) (_ []byte, valid bool) {
+	valid = true
 	dst = append(dst, '"')
 	start := 0 // s[start:i] is plain and not written yet
 	for i := 0; i < len(s); {
@@ -88,6 +97,7 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 			r, size = utf8.DecodeRune(v[i:])
 		}
 		if r == utf8.RuneError && size == 1 {
+			valid = false
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
 			i += size
@@ -104,7 +114,7 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 		i += size
 	}
 	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, '"'), valid
 }
 
 // appendEscape appends the escape of ASCII byte b, one that is not
@@ -144,13 +154,19 @@ func clipLine(b []byte) (text []byte, needB64, truncated bool) {
 	return b, !utf8.Valid(b), truncated
 }
 
+// clippedLen is the length of a line's text as clipLine cuts it.
+func clippedLen(b []byte) int { return min(len(b), maxLineBytes) }
+
 // appendLineFields appends "text", "text_b64" and "truncated" (the last
 // two when set), each preceded by a comma.
 func appendLineFields(dst, raw []byte) []byte {
-	text, needB64, truncated := clipLine(raw)
+	text, truncated := raw, false
+	if len(text) > maxLineBytes {
+		text, truncated = text[:maxLineBytes], true
+	}
 	dst = append(dst, `,"text":`...)
-	dst = appendJSONString(dst, text)
-	if needB64 {
+	dst, valid := appendJSONStringValid(dst, text)
+	if !valid {
 		dst = append(dst, `,"text_b64":"`...)
 		dst = base64.StdEncoding.AppendEncode(dst, text)
 		dst = append(dst, '"')
@@ -164,15 +180,26 @@ func appendLineFields(dst, raw []byte) []byte {
 // appendHit appends one hit of /api/search; hl are its highlights already
 // clipped to the text sent.
 func appendHit(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line, loc *time.Location) []byte {
+	return appendHitRest(appendHitHead(dst, h.File), h, hl, before, after, loc)
+}
+
+// appendHitHead appends what begins every hit of file f: its id and path
+// (a page renders it once per file and copies it to each hit).
+func appendHitHead(dst []byte, f *query.File) []byte {
 	dst = append(dst, `{"file_id":`...)
-	dst = strconv.AppendUint(dst, h.File.ID, 10)
+	dst = strconv.AppendUint(dst, f.ID, 10)
 	dst = append(dst, `,"path":`...)
-	dst = appendJSONString(dst, h.File.Path)
-	if !utf8.ValidString(h.File.Path) {
+	dst, valid := appendJSONStringValid(dst, f.Path)
+	if !valid {
 		dst = append(dst, `,"path_b64":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, []byte(h.File.Path))
+		dst = base64.StdEncoding.AppendEncode(dst, []byte(f.Path))
 		dst = append(dst, '"')
 	}
+	return dst
+}
+
+// appendHitRest appends the rest of hit h after appendHitHead.
+func appendHitRest(dst []byte, h *query.Hit, hl [][2]int, before, after []query.Line, loc *time.Location) []byte {
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, h.Line, 10)
 	dst = append(dst, `,"offset":`...)

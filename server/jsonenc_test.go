@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query"
 )
@@ -25,6 +26,10 @@ var jsonStringCases = []string{
 	`{"ts":"2026-10-10T00:09:11.112Z","level":"error","msg":"a <b> & c\\d","k":""}`,
 	// Runes across the 8-byte words, and invalid ones inside a word.
 	"abcdef\u00e9\u2029bc\xe2\x80abcdef\xffabcdefg\xf0\x9f\x98\x80z",
+	// Past the encoder's 4 KiB pieces: the worst case's room (every byte
+	// a 6-byte escape) and runes across a piece's end.
+	strings.Repeat("\x01", 9000), strings.Repeat("a\"", 5000), strings.Repeat("x\u00e9", 3000),
+	strings.Repeat("\xff", 5000), strings.Repeat("\u2028", 3000) + "tail",
 }
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
@@ -50,6 +55,9 @@ func checkJSONString(t *testing.T, s string) {
 	}
 	if got := appendJSONString([]byte("x"), []byte(s)); !bytes.Equal(got[1:], want) {
 		t.Fatalf("bytes %q:\n got %s\nwant %s", s, got[1:], want)
+	}
+	if _, valid := appendJSONStringValid(nil, []byte(s)); valid != utf8.ValidString(s) {
+		t.Fatalf("bytes %q: valid %t, want %t", s, valid, !valid)
 	}
 }
 

@@ -321,6 +321,8 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	n := 0
 	var hl [][2]int
 	var fn func(*query.Hit) error
+	var hitFile *query.File // the file whose hits begin with hitHead
+	var hitHead []byte
 	if p.limit > 0 {
 		fn = func(h *query.Hit) error {
 			if n > 0 {
@@ -328,13 +330,15 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 			}
 			n++
 			last = query.Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed}
-			text, _, _ := clipLine(h.Text)
-			hl = clipRanges(q.AppendHighlights(hl[:0], h.Text), len(text))
+			hl = clipRanges(q.AppendHighlights(hl[:0], h.Text), clippedLen(h.Text))
 			var before, after []query.Line
 			if p.context > 0 {
 				before, after = s.contextLines(ctx, sn, h, p.context)
 			}
-			out.add(func(b []byte) []byte { return appendHit(b, h, hl, before, after, loc) })
+			if h.File != hitFile {
+				hitFile, hitHead = h.File, appendHitHead(hitHead[:0], h.File)
+			}
+			out.add(func(b []byte) []byte { return appendHitRest(append(b, hitHead...), h, hl, before, after, loc) })
 			return out.err
 		}
 	}

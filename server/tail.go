@@ -269,8 +269,7 @@ func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (in
 	var hl [][2]int
 	err := st.follow.Read(ctx, sn.s, st.q, g.gen, g.delta, pos, func(h *query.Hit) error {
 		id := query.TailID{Gen: g.gen, TailPos: query.TailPos{File: h.File.ID, Line: h.Line}}.String()
-		text, _, _ := clipLine(h.Text)
-		hl = clipRanges(st.q.AppendHighlights(hl[:0], h.Text), len(text))
+		hl = clipRanges(st.q.AppendHighlights(hl[:0], h.Text), clippedLen(h.Text))
 		b := append(st.buf[:0], "event: hit\nid: "...)
 		b = append(b, id...)
 		b = append(b, "\ndata: {\"id\":\""...)
