@@ -50,3 +50,14 @@ func (w *Warmer) SetFaults(f func() int64) { w.faults = f }
 func (w *Warmer) SetPrefetchHook(f func(off, n int64)) { w.prefetched = f }
 
 func PrefetchHeads(dir string, refs []SegmentRef) { prefetchHeads(dir, refs) }
+
+// TermBlocksResident is how much of the segment's term-block index is in
+// the page cache, of how much.
+func (s *Segment) TermBlocksResident() (resident, size int64) {
+	e := s.entry(SectionTermBlocks)
+	if e == nil || s.m == nil {
+		return 0, 0
+	}
+	r, _ := s.m.Resident(int64(e.Offset), int64(e.Length))
+	return r, int64(e.Length)
+}

@@ -327,3 +327,34 @@ func TestBlockCandidatesCold(t *testing.T) {
 		t.Fatalf("cold candidates %v, warm %v", cold, warm)
 	}
 }
+
+// TestPrefetchTermBlocks: on a segment evicted from the page cache, one
+// call brings its whole term-block index in (asynchronously: waited for),
+// which lookups binary-search.
+func TestPrefetchTermBlocks(t *testing.T) {
+	dir := buildTestIndexSized(t, 16<<20, 8<<20) // a unique id a line: many blocks
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, s := range ix.Segments() {
+		r, n := s.TermBlocksResident()
+		if n < 3*4096 {
+			t.Fatalf("%s: term blocks of %d bytes, want a few pages", s.Name(), n)
+		}
+		if r == n {
+			t.Skip("eviction left the term blocks in memory (a file system without a page cache to drop)")
+		}
+		s.PrefetchTermBlocks()
+		for deadline := time.Now().Add(5 * time.Second); r < n; r, _ = s.TermBlocksResident() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of %d bytes of term blocks resident after PrefetchTermBlocks", s.Name(), r, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

@@ -45,6 +45,9 @@ type segEval struct {
 	// FST walks a word per segment, 7% of a phrase's page).
 	looked  [4]lookedTerm
 	nLooked int
+	// lookups is called before a dictionary lookup (the search's first
+	// asks for every segment's term-block index, when cold).
+	lookups func()
 }
 
 // postings decodes a list reference, inside e.within when set.
@@ -233,6 +236,7 @@ func (e *segEval) term(t []byte) (*roaring.Bitmap, error) {
 // prefix unions the lines of every term starting with p; false when more
 // than budget terms do.
 func (e *segEval) prefix(p []byte, budget int) (*roaring.Bitmap, bool, error) {
+	e.lookups()
 	if budget < maxExpand && e.seg.EstimatePrefixTerms(p) > 2*budget {
 		return nil, false, nil // clearly over budget: do not walk it
 	}

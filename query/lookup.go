@@ -15,6 +15,7 @@ func (e *segEval) lookup(t []byte) (uint64, bool, error) {
 	if l, ok := e.recall(t); ok {
 		return l.ref, l.ok, l.err
 	}
+	e.lookups()
 	return e.seg.Lookup(t)
 }
 
@@ -35,6 +36,7 @@ func (e *segEval) df(t []byte) int {
 	l, known := e.recall(t)
 	if !known {
 		l = lookedTerm{t: string(t)}
+		e.lookups()
 		l.ref, l.ok, l.err = e.seg.Lookup(t)
 		if e.nLooked < len(e.looked) {
 			e.looked[e.nLooked] = l

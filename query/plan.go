@@ -38,6 +38,17 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	errs := make([]error, len(segs))
 	terms := make([]int, len(segs))
 	blocks := make([]int, len(segs))
+	// A cold index's term-block indexes are asked for together at the
+	// search's first dictionary lookup, before lookups fault them in page
+	// by page (a query of substrings only looks no term up).
+	var once sync.Once
+	lookups := func() {
+		once.Do(func() {
+			for _, seg := range segs {
+				seg.PrefetchTermBlocks()
+			}
+		})
+	}
 	var next atomic.Int64
 	work := func() {
 		for {
@@ -45,7 +56,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 			if i >= len(segs) || ctx.Err() != nil {
 				return
 			}
-			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, tr, i)
+			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(q, tr, i, lookups)
 		}
 	}
 	// The calling goroutine is one of the workers: one goroutine fewer to
@@ -76,14 +87,14 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	return plans, ctx.Err()
 }
 
-func (s *Searcher) planSegment(q *Query, tr *TimeRange, i int) (_ *segPlan, _, _ int, err error) {
+func (s *Searcher) planSegment(q *Query, tr *TimeRange, i int, lookups func()) (_ *segPlan, _, _ int, err error) {
 	seg := s.segs[i]
 	if seg.Damage() != nil {
 		return &segPlan{mode: planRaw}, 0, 0, nil
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer recoverFault(seg, &err)
-	e := &segEval{q: q, seg: seg, un: seg.Unindexed()}
+	e := &segEval{q: q, seg: seg, un: seg.Unindexed(), lookups: lookups}
 	if tr != nil {
 		var all bool
 		if e.within, all, err = timeLines(seg, tr); err != nil {
