@@ -44,10 +44,18 @@ func TestTotalBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		hits := 0
-		fn := func(*Hit) error { hits++; return nil }
+		var last Cursor
+		fn := func(h *Hit) error { hits++; last = Cursor{Path: h.File.Path, Line: h.Line}; return nil }
 		full, err := s.Search(context.Background(), q, Options{Limit: 10, CountAll: true}, fn)
 		if err != nil || full.Total != c.want || full.TotalAtLeast {
 			t.Fatalf("%s exact count: %v %d %t", c.q, err, full.Total, full.TotalAtLeast)
+		}
+		// The next page, with times as the server asks: the hits past the
+		// cursor, counted (for a word, by rank past the page).
+		after := last
+		next, err := s.Search(context.Background(), q, Options{Limit: 10, CountAll: true, After: &after, Times: true}, fn)
+		if err != nil || next.Total != c.want-10 || next.TotalAtLeast || last.Line <= after.Line {
+			t.Fatalf("%s second page: %v total %d (at least %t), last line %d after %d", c.q, err, next.Total, next.TotalAtLeast, last.Line, after.Line)
 		}
 		hits = 0
 		st, err := s.Search(context.Background(), q, Options{Limit: 10, CountAll: true, TotalBudget: 64 << 10}, fn)

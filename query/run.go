@@ -226,13 +226,25 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		}
 		return h, nil
 	}
-	for it.HasNext() {
+	// Once the page is gathered, the span's remaining candidates, when
+	// none needs reading, are counted by rank, not one by one: a common
+	// word's first span held 200,000 of them (1.7 ms for a page of info).
+	restChecked, restCounted := false, false
+	for it.HasNext() && !restCounted {
 		// Gather a batch of candidates.
 		locs, sure = locs[:0], 0
 		for it.HasNext() && len(locs) < 512 {
 			id := it.PeekNext()
 			if id >= hi {
 				break
+			}
+			if !restChecked && t.hist == nil && t.tr == nil && gathered() {
+				restChecked = true
+				if p.verify != nil && rangeCard(p.verify, id, hi) == 0 {
+					extra += int64(rangeCard(p.cands, id, hi))
+					restCounted = true
+					break
+				}
 			}
 			it.Next()
 			var ts int64
