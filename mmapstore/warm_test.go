@@ -34,6 +34,23 @@ func buildTestIndexSized(t *testing.T, size int, segBytes int64) string {
 	return dir
 }
 
+// openEvicted builds an index of size bytes of logs in segments of
+// segBytes, evicts it from the page cache and opens it (closed at the
+// test's end).
+func openEvicted(t *testing.T, size int, segBytes int64) *Index {
+	t.Helper()
+	dir := buildTestIndexSized(t, size, segBytes)
+	if err := Evict(dir); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
 // fakeClock advances only when slept on.
 type fakeClock struct {
 	now   time.Time
@@ -222,15 +239,7 @@ func TestWarmOff(t *testing.T) {
 func TestWarmFromColdCache(t *testing.T) {
 	// One segment of a few MB: opening it touches only its header, footer
 	// and small sections (it is mapped MADV_RANDOM).
-	dir := buildTestIndexSized(t, 12<<20, 64<<20)
-	if err := Evict(dir); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openEvicted(t, 12<<20, 64<<20)
 	w := NewWarmer(ix, WarmOptions{Mode: WarmStaged, Logger: zerolog.Nop()})
 	before := w.Status()
 	if err := w.Run(context.Background()); err != nil {
@@ -332,15 +341,7 @@ func TestBlockCandidatesCold(t *testing.T) {
 // call brings its whole term-block index in (asynchronously: waited for),
 // which lookups binary-search.
 func TestPrefetchTermBlocks(t *testing.T) {
-	dir := buildTestIndexSized(t, 16<<20, 8<<20) // a unique id a line: many blocks
-	if err := Evict(dir); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openEvicted(t, 16<<20, 8<<20) // a unique id a line: many blocks
 	for _, s := range ix.Segments() {
 		r, n := s.TermBlocksResident()
 		if n < 3*4096 {
