@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -177,26 +178,32 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 // logs), and the pages of checksums that verify it, when it is not in
 // memory. A term lookup binary-searches it: on a cold index some 25 pages
 // faulted in one after another, per segment and, as faults hold their
-// thread's P, two segments at a time; a search calls this for every
-// segment before looking terms up, so the reads go out together. Once the
-// index is found in memory it is not looked at again.
+// thread's P, two segments at a time; a search calls this for the
+// segments it plans before looking terms up, so the reads go out
+// together. Residency is looked at (one mincore) at most once a
+// termBlocksRecheck: an index evicted later is asked for again.
 func (s *Segment) PrefetchTermBlocks() {
-	if s.m == nil || s.nblocks == 0 || s.blocksWarm.Load() || s.check() != nil {
+	if s.m == nil || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
 		return
+	}
+	now := time.Now().UnixNano()
+	if last := s.blocksChecked.Load(); now-last < int64(termBlocksRecheck) || !s.blocksChecked.CompareAndSwap(last, now) {
+		return // looked at lately, or by a search beside this one
 	}
 	// The binary search's first probe: the middle block's offsets.
 	if res, err := s.m.Resident(int64(s.blocks.off)+int64(s.nblocks/2)*4, 8); err != nil || res == 8 {
-		s.blocksWarm.Store(true)
 		return
 	}
-	s.blocksWarm.Store(true)
 	s.m.Advise(int64(s.blocks.off), int64(len(s.blocks.data)), unix.MADV_WILLNEED)
 	if sums := s.entry(SectionChunkSums); sums != nil && s.blocks.chunk0 >= 0 {
 		first := s.blocks.chunk0 / SumPageChunks
-		last := (s.blocks.chunk0 + len(s.blocks.data)/ChunkSize) / SumPageChunks
+		last := (s.blocks.chunk0 + chunksOf(uint64(len(s.blocks.data))) - 1) / SumPageChunks
 		s.m.Advise(int64(sums.Offset)+int64(first)*SumPageChunks*8, int64(last-first+1)*SumPageChunks*8, unix.MADV_WILLNEED)
 	}
 }
+
+// termBlocksRecheck is how long PrefetchTermBlocks trusts what it found.
+const termBlocksRecheck = time.Second
 
 // chunksAround is [off, off+n) of a section secLen bytes long, rounded
 // out to the chunks that reading it verifies.

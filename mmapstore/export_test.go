@@ -1,5 +1,7 @@
 package mmapstore
 
+import "time"
+
 // Hooks for the external tests (package mmapstore_test), which build real
 // indexes with the indexer package and so cannot live in this package.
 
@@ -60,4 +62,14 @@ func (s *Segment) TermBlocksResident() (resident, size int64) {
 	}
 	r, _ := s.m.Resident(int64(e.Offset), int64(e.Length))
 	return r, int64(e.Length)
+}
+
+// SetTermBlocksCheck sets when PrefetchTermBlocks last looked at the term
+// blocks (the zero time: never).
+func (s *Segment) SetTermBlocksCheck(t time.Time) {
+	if t.IsZero() {
+		s.blocksChecked.Store(0)
+		return
+	}
+	s.blocksChecked.Store(t.UnixNano())
 }

@@ -83,9 +83,9 @@ type Segment struct {
 
 	cs       chunkState
 	verified atomic.Bool // Verify passed: every checksum checked
-	// blocksWarm: the term-block index was found in memory (or asked
-	// for), so PrefetchTermBlocks need not look again.
-	blocksWarm atomic.Bool
+	// blocksChecked: when PrefetchTermBlocks last looked at the term-block
+	// index (unix ns).
+	blocksChecked atomic.Int64
 	// refs counts the Indexes sharing this segment (an index re-opened
 	// after a run keeps the segments it had); the last Close unmaps.
 	refs     atomic.Int32

@@ -339,9 +339,20 @@ func TestBlockCandidatesCold(t *testing.T) {
 
 // TestPrefetchTermBlocks: on a segment evicted from the page cache, one
 // call brings its whole term-block index in (asynchronously: waited for),
-// which lookups binary-search.
+// which lookups binary-search; a call right after looks at nothing, and
+// once that has aged, an index evicted again is asked for again.
 func TestPrefetchTermBlocks(t *testing.T) {
 	ix := openEvicted(t, 16<<20, 8<<20) // a unique id a line: many blocks
+	waitResident := func(s *Segment) {
+		t.Helper()
+		r, n := s.TermBlocksResident()
+		for deadline := time.Now().Add(5 * time.Second); r < n; r, _ = s.TermBlocksResident() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d of %d bytes of term blocks resident after PrefetchTermBlocks", s.Name(), r, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	for _, s := range ix.Segments() {
 		r, n := s.TermBlocksResident()
 		if n < 3*4096 {
@@ -351,11 +362,19 @@ func TestPrefetchTermBlocks(t *testing.T) {
 			t.Skip("eviction left the term blocks in memory (a file system without a page cache to drop)")
 		}
 		s.PrefetchTermBlocks()
-		for deadline := time.Now().Add(5 * time.Second); r < n; r, _ = s.TermBlocksResident() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d of %d bytes of term blocks resident after PrefetchTermBlocks", s.Name(), r, n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitResident(s)
 	}
+	if err := Evict(ix.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	s := ix.Segments()[0]
+	s.SetTermBlocksCheck(time.Now())
+	s.PrefetchTermBlocks() // looked at just now: nothing asked for
+	time.Sleep(50 * time.Millisecond)
+	if r, n := s.TermBlocksResident(); r == n {
+		t.Fatalf("term blocks resident again at once (%d bytes): the recheck interval was not kept", r)
+	}
+	s.SetTermBlocksCheck(time.Time{})
+	s.PrefetchTermBlocks()
+	waitResident(s)
 }

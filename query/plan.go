@@ -40,12 +40,15 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	blocks := make([]int, len(segs))
 	// A cold index's term-block indexes are asked for together at the
 	// search's first dictionary lookup, before lookups fault them in page
-	// by page (a query of substrings only looks no term up).
+	// by page (a query of substrings only looks no term up), for the
+	// segments with lines in the time range.
 	var once sync.Once
 	lookups := func() {
 		once.Do(func() {
 			for _, seg := range segs {
-				seg.PrefetchTermBlocks()
+				if segmentMeets(seg, tr) {
+					seg.PrefetchTermBlocks()
+				}
 			}
 		})
 	}
@@ -156,4 +159,17 @@ func recoverFault(seg *mmapstore.Segment, err *error) {
 	if r := recover(); r != nil {
 		*err = seg.Fault(r)
 	}
+}
+
+// segmentMeets reports whether a line of seg may be in tr (nil: every line).
+func segmentMeets(seg *mmapstore.Segment, tr *TimeRange) bool {
+	if tr == nil {
+		return true
+	}
+	for _, sp := range seg.Spans() {
+		if sp.Timed && tr.meets(sp.MinTime, sp.MaxTime) || !sp.Timed && tr.keep(0, false) {
+			return true
+		}
+	}
+	return false
 }

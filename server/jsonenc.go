@@ -148,22 +148,25 @@ func jsonSpecial(w uint64) uint64 {
 // clipLine cuts a line's bytes for JSON at maxLineBytes and says whether
 // they must also travel as base64 (JSON would replace invalid UTF-8).
 func clipLine(b []byte) (text []byte, needB64, truncated bool) {
-	if len(b) > maxLineBytes {
-		b, truncated = b[:maxLineBytes], true
-	}
-	return b, !utf8.Valid(b), truncated
+	text, truncated = clip(b)
+	return text, !utf8.Valid(text), truncated
 }
 
-// clippedLen is the length of a line's text as clipLine cuts it.
+// clip cuts a line's bytes for JSON at maxLineBytes.
+func clip(b []byte) (text []byte, truncated bool) {
+	if len(b) > maxLineBytes {
+		return b[:maxLineBytes], true
+	}
+	return b, false
+}
+
+// clippedLen is the length of a line's text as clip cuts it.
 func clippedLen(b []byte) int { return min(len(b), maxLineBytes) }
 
 // appendLineFields appends "text", "text_b64" and "truncated" (the last
 // two when set), each preceded by a comma.
 func appendLineFields(dst, raw []byte) []byte {
-	text, truncated := raw, false
-	if len(text) > maxLineBytes {
-		text, truncated = text[:maxLineBytes], true
-	}
+	text, truncated := clip(raw)
 	dst = append(dst, `,"text":`...)
 	dst, valid := appendJSONStringValid(dst, text)
 	if !valid {

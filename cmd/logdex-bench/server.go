@@ -327,8 +327,9 @@ func (b *bench) serverStartup(res *ServerResult, c *corpus, ix string, hasWarmup
 	return nil
 }
 
-// serverLoad measures search QPS and latency at 1, 16 and 64 connections,
-// with wrk when installed, else with a Go load generator in this process.
+// serverLoad measures search QPS and latency at each of conns connections
+// (the most only, with --smoke), with wrk when installed, else with a Go
+// load generator in this process.
 func (b *bench) serverLoad(res *ServerResult, s *served, name, path string, cache bool, conns []int) error {
 	u := s.url(path)
 	if code, err := get(u); err != nil || code != http.StatusOK {
