@@ -151,7 +151,6 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	if res, err := s.m.Resident(at(hashes[0]), int64(sliceBytes)); err != nil || res == int64(sliceBytes) {
 		return
 	}
-	sums := s.entry(SectionChunkSums)
 	asked := map[int]bool{}
 	for _, h := range hashes {
 		// Whole chunks: reading the slice verifies the chunks it spans,
@@ -161,15 +160,27 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 		// (2,000 reads in turn, most of a cold trace-id lookup).
 		lo, hi := chunksAround(uint64(h)*sliceBytes, sliceBytes, uint64(len(s.trigrams.data)))
 		s.m.Advise(int64(s.trigrams.off+lo), int64(hi-lo), unix.MADV_WILLNEED)
-		// The pages of chunk sums that verify the slice's chunks: each
-		// is read (and checked) before the first of its chunks is used.
-		for c := uint64(h) * sliceBytes / ChunkSize; c <= (uint64(h)*sliceBytes+sliceBytes-1)/ChunkSize; c++ {
-			p := (s.trigrams.chunk0 + int(c)) / SumPageChunks
-			if sums != nil && !asked[p] && !bitSet(s.cs.pageOK, p) {
-				asked[p] = true
-				s.m.Advise(int64(sums.Offset)+int64(p)*SumPageChunks*8, SumPageChunks*8, unix.MADV_WILLNEED)
-			}
+		s.adviseSums(&s.trigrams, lo, hi, asked)
+	}
+}
+
+// adviseSums asks for the pages of chunk sums that verify sec's bytes
+// [lo, hi) and were not checked yet (each is read, and checked, before the
+// first of its chunks is used); asked, when not nil, keeps the pages asked
+// for across calls.
+func (s *Segment) adviseSums(sec *section, lo, hi uint64, asked map[int]bool) {
+	sums := s.entry(SectionChunkSums)
+	if sums == nil || sec.chunk0 < 0 || hi <= lo {
+		return
+	}
+	for p := (sec.chunk0 + int(lo/ChunkSize)) / SumPageChunks; p <= (sec.chunk0+int((hi-1)/ChunkSize))/SumPageChunks; p++ {
+		if asked[p] || bitSet(s.cs.pageOK, p) {
+			continue
 		}
+		if asked != nil {
+			asked[p] = true
+		}
+		s.m.Advise(int64(sums.Offset)+int64(p)*SumPageChunks*8, SumPageChunks*8, unix.MADV_WILLNEED)
 	}
 }
 
@@ -195,11 +206,7 @@ func (s *Segment) PrefetchTermBlocks() {
 		return
 	}
 	s.m.Advise(int64(s.blocks.off), int64(len(s.blocks.data)), unix.MADV_WILLNEED)
-	if sums := s.entry(SectionChunkSums); sums != nil && s.blocks.chunk0 >= 0 {
-		first := s.blocks.chunk0 / SumPageChunks
-		last := (s.blocks.chunk0 + chunksOf(uint64(len(s.blocks.data))) - 1) / SumPageChunks
-		s.m.Advise(int64(sums.Offset)+int64(first)*SumPageChunks*8, int64(last-first+1)*SumPageChunks*8, unix.MADV_WILLNEED)
-	}
+	s.adviseSums(&s.blocks, 0, uint64(len(s.blocks.data)), nil)
 }
 
 // termBlocksRecheck is how long PrefetchTermBlocks trusts what it found.

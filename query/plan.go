@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -163,13 +164,5 @@ func recoverFault(seg *mmapstore.Segment, err *error) {
 
 // segmentMeets reports whether a line of seg may be in tr (nil: every line).
 func segmentMeets(seg *mmapstore.Segment, tr *TimeRange) bool {
-	if tr == nil {
-		return true
-	}
-	for _, sp := range seg.Spans() {
-		if sp.Timed && tr.meets(sp.MinTime, sp.MaxTime) || !sp.Timed && tr.keep(0, false) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(seg.Spans(), tr.holdsSpan)
 }

@@ -223,7 +223,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			}
 			seg := s.segs[sr.seg]
 			sp := seg.Spans()[sr.span]
-			if !opt.Time.meets(sp.MinTime, sp.MaxTime) && sp.Timed || !sp.Timed && !opt.Time.keep(0, false) {
+			if !opt.Time.holdsSpan(sp) {
 				continue // no line of the span is in the time range
 			}
 			if limited && (sp.StartLineNo+int64(sp.NumLines) <= only.From || sp.StartLineNo >= only.To) {

@@ -38,6 +38,15 @@ func (r *TimeRange) keep(t int64, timed bool) bool {
 	return r.From <= t && t < r.To
 }
 
+// holdsSpan reports whether a line of span sp may be in the range: its
+// times meet it, or it is untimed and untimed lines are kept.
+func (r *TimeRange) holdsSpan(sp mmapstore.Span) bool {
+	if sp.Timed {
+		return r.meets(sp.MinTime, sp.MaxTime)
+	}
+	return r.keep(0, false)
+}
+
 // meets reports whether some time in [lo, hi] is in the range.
 func (r *TimeRange) meets(lo, hi int64) bool {
 	return r == nil || lo < r.To && hi >= r.From
@@ -342,7 +351,7 @@ func timeLines(seg *mmapstore.Segment, tr *TimeRange) (ranges []mmapstore.LineRa
 	for si, sp := range spans {
 		lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
 		switch {
-		case !sp.Timed && !tr.keep(0, false), sp.Timed && !tr.meets(sp.MinTime, sp.MaxTime):
+		case !tr.holdsSpan(sp):
 			continue
 		case sp.TimeSorted:
 			if lo, hi, err = newSpanTimes(seg, si).window(tr, lo, hi); err != nil {
