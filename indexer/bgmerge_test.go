@@ -332,7 +332,7 @@ func TestMergeGenerationAddsNoLines(t *testing.T) {
 	}
 	s := query.NewSearcher(ix, []string{"logs"})
 	defer s.Close()
-	if d := s.Delta(prev); len(d.Lines) > 0 || len(d.Copies) > 0 {
+	if d := s.Delta(prev, nil); len(d.Lines) > 0 || len(d.Copies) > 0 {
 		t.Fatalf("a merge's generation adds %v (copies %v)", d.Lines, d.Copies)
 	}
 }

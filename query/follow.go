@@ -21,46 +21,77 @@ type LineRange struct{ From, To int64 }
 // tail.
 type Delta struct {
 	Lines map[uint64]LineRange // per file id, its new lines
-	// Copies maps a new file to the file it is a copy of (copytruncate's):
-	// it holds that file's lines under the same numbers.
+	// Copies maps a file to the file it is a copy of (copytruncate's),
+	// found by this delta: it holds that file's lines under the same
+	// numbers.
 	Copies map[uint64]uint64
 	// Gone are the records of prev's files this snapshot no longer has
-	// (truncated, replaced, deleted): pass the last few generations' to
-	// Delta (see KeepGone), as a copy made of one may be indexed only a
-	// run later.
+	// (truncated, replaced, deleted).
 	Gone []mmapstore.FileRecord
 }
 
-// maxGone bounds the records KeepGone keeps.
+// History is what a live tail's earlier deltas leave for the next one
+// (Add each delta to it): the files they dropped, as copytruncate's copy
+// may be indexed a run after its source was found truncated, and the
+// copies they found, as a copy may be indexed while it is being written
+// and grow by its source's lines later. The zero History is empty.
+type History struct {
+	gone   []mmapstore.FileRecord
+	copies map[uint64]uint64 // copy id -> source id
+}
+
+// maxGone bounds the records a History keeps.
 const maxGone = 1024
 
-// KeepGone returns gone with d.Gone added, the most recent maxGone of
-// them: what to pass to the next Delta.
-func (d Delta) KeepGone(gone []mmapstore.FileRecord) []mmapstore.FileRecord {
-	gone = append(gone, d.Gone...)
-	if n := len(gone); n > maxGone {
-		gone = append(gone[:0], gone[n-maxGone:]...)
+// Add records d: its gone files (the most recent maxGone) and its copies.
+func (h *History) Add(d Delta) {
+	h.gone = append(h.gone, d.Gone...)
+	if n := len(h.gone); n > maxGone {
+		h.gone = append(h.gone[:0], h.gone[n-maxGone:]...)
 	}
-	return gone
+	for _, rec := range d.Gone {
+		delete(h.copies, rec.ID) // a copy no longer indexed grows no more
+	}
+	for c, src := range d.Copies {
+		if h.copies == nil {
+			h.copies = map[uint64]uint64{}
+		}
+		h.copies[c] = src
+	}
+}
+
+// goneRecord is the last record of a dropped file.
+func (h *History) goneRecord(id uint64) (mmapstore.FileRecord, bool) {
+	for i := len(h.gone) - 1; i >= 0; i-- {
+		if h.gone[i].ID == id {
+			return h.gone[i], true
+		}
+	}
+	return mmapstore.FileRecord{}, false
 }
 
 // Delta is the lines this searcher's index holds that prev (an earlier
 // snapshot of the same index) did not: per file id, the range of its new
-// lines, what a live tail shows. nil prev: nothing is new.
+// lines, what a live tail shows. nil prev: nothing is new. h is what the
+// earlier deltas left (nil: none).
 //
 // A file known to prev continues where it was, under a new name too (a
 // log renamed by its rotation). A file new since is new from its first
 // line, except a log's past: a compressed file (a rotation compressed;
 // its lines were new when the live file had them) or copytruncate's copy
-// of a file that prev knew (same log, same start), which continues where
-// that file is (or was, when it is gone or replaced since). gone are
-// files earlier snapshots dropped (earlier Deltas' Gone): copytruncate's
-// copy may be indexed a run after its source was found truncated.
-func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) Delta {
+// of a file that prev knew or h holds (same log, same start), which
+// continues where that file is (or was, when it is gone or replaced
+// since). A copy goes on continuing its source while it grows (a copy in
+// progress when a run saw it), and a file that had no lines in prev may
+// still turn out to be one.
+func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	d := map[uint64]LineRange{}
 	dl := Delta{Lines: d, Copies: map[uint64]uint64{}}
 	if prev == nil {
 		return dl
+	}
+	if h == nil {
+		h = &History{}
 	}
 	type logKey struct {
 		root int
@@ -70,26 +101,43 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 		log, _, _ := splitRotation(rec.Path)
 		return logKey{rec.Root, log}
 	}
+	olds := prev.Files() // a copy: taken once
+	// shown is how many of a file's lines a tail has had: all that prev or,
+	// once it is dropped, its last record held.
+	shown := func(id uint64) int64 {
+		if old, ok := prev.File(id); ok {
+			return old.Lines
+		}
+		if old, ok := h.goneRecord(id); ok {
+			return old.Lines
+		}
+		return 0
+	}
 	// prev's files, by log, as prev had them: a new file that is a copy of
 	// one (copytruncate's) continues after the lines prev had of it; the
 	// lines the source got since are the copy's to show (the source is
 	// about to be truncated), up to the copy's end.
 	var sources map[logKey][]mmapstore.FileRecord
-	olds := prev.Files()         // a copy: taken once
 	copied := map[uint64]int64{} // source id -> lines its copy holds
 	for _, f := range s.files {
 		rec := f.Record()
 		from := int64(1)
-		if old, ok := prev.File(rec.ID); ok {
+		old, known := prev.File(rec.ID)
+		if known {
 			from = old.Lines + 1
-		} else if rec.Compression != "" {
+		}
+		switch src, isCopy := h.copies[rec.ID]; {
+		case isCopy:
+			from = max(from, shown(src)+1)
+		case !known && rec.Compression != "":
 			continue
-		} else {
+		case known && old.Lines > 0, rec.Compression != "":
+		default: // new, or nothing of it shown yet: a copy?
 			if sources == nil {
 				sources = map[logKey][]mmapstore.FileRecord{}
 				// (gone holds files no later snapshot has: file ids are
 				// never reused, so none is also in prev.)
-				for _, recs := range [][]mmapstore.FileRecord{olds, gone} {
+				for _, recs := range [][]mmapstore.FileRecord{olds, h.gone} {
 					for _, old := range recs {
 						if old.FPLen > 0 && old.Compression == "" {
 							sources[keyOf(&old)] = append(sources[keyOf(&old)], old)
@@ -100,7 +148,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 			k := keyOf(&rec)
 			if i := s.copyOf(f, sources[k]); i >= 0 {
 				src := sources[k][i]
-				from = src.Lines + 1
+				from = max(from, src.Lines+1)
 				copied[src.ID] = max(copied[src.ID], rec.Lines)
 				dl.Copies[rec.ID] = src.ID
 				sources[k] = slices.Delete(sources[k], i, i+1)
@@ -127,8 +175,12 @@ func (s *Searcher) Delta(prev *mmapstore.Index, gone ...mmapstore.FileRecord) De
 	return dl
 }
 
-// copyOf returns the index of the record in olds that f is a copy of (it
-// starts as that file did, and is at least as long), or -1.
+// copyOf returns the index of the record in olds that f is a copy of, or
+// -1: f starts as that file did and is at least as long. A rotated name
+// may also be a copy of the live file in progress (logrotate copies in
+// chunks): shorter than it, it starts as that file did, or, shorter than
+// the start the live file's record fingerprints, it is the start of that
+// file as it is now (the source not truncated yet).
 func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 	if len(olds) == 0 {
 		return -1
@@ -139,14 +191,53 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 		return -1
 	}
 	defer h.Close()
+	rec := f.Record()
 	for i := range olds {
-		if f.Record().Indexed >= olds[i].Indexed {
-			if ok, _ := logfile.SameStart(h.File(), olds[i].FPLen, olds[i].FP); ok {
+		old := &olds[i]
+		if old.ID == rec.ID {
+			continue
+		}
+		// A copy in progress is shorter than its source: a rotated name
+		// may be one of the live file.
+		inProgress := isRotated(rec.Path) && !isRotated(old.Path)
+		switch {
+		case rec.Indexed < old.Indexed && !inProgress:
+		case rec.FPLen >= old.FPLen:
+			if ok, _ := logfile.SameStart(h.File(), old.FPLen, old.FP); ok {
+				return i
+			}
+		case inProgress && rec.FPLen > 0:
+			if s.startsWith(old.ID, rec.FPLen, rec.FP) {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// isRotated reports whether path names a rotation of its log (name.1,
+// name-20261129), not the live file: a copy in progress is one, and a new
+// live file that merely starts as the old one did (a start-up banner) is
+// not taken for a copy.
+func isRotated(path string) bool {
+	_, n, date := splitRotation(path)
+	return n > 0 || date != ""
+}
+
+// startsWith reports whether the indexed file id, as it is now, starts
+// with the n bytes fingerprinted fp.
+func (s *Searcher) startsWith(id uint64, n int64, fp uint64) bool {
+	f, ok := s.FileByID(id)
+	if !ok {
+		return false
+	}
+	h, err := s.logs.Stat(f.lf, true)
+	if err != nil || h.File() == nil || h.Stale() != nil {
+		return false
+	}
+	defer h.Close()
+	ok, _ = logfile.SameStart(h.File(), n, fp)
+	return ok
 }
 
 // TailPos is a position in the hits of one delta, which are ordered by

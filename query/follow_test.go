@@ -1,6 +1,8 @@
 package query
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -66,7 +68,7 @@ func TestTailSequence(t *testing.T) {
 	var prevS *Searcher
 	var fl Follower
 	var gen uint64
-	var gone []mmapstore.FileRecord
+	var hist History
 	late := map[int]bool{} // lines allowed to be missing yet (a copy indexed a run late)
 	step := func(what string) {
 		t.Helper()
@@ -76,8 +78,8 @@ func TestTailSequence(t *testing.T) {
 		ix, err := mmapstore.OpenFrom(dir, prev)
 		must(t, err)
 		s := NewSearcher(ix, nil)
-		delta := s.Delta(prev, gone...)
-		gone = delta.KeepGone(gone)
+		delta := s.Delta(prev, &hist)
+		hist.Add(delta)
 		gen++
 		// Read the delta in pieces: stop after a few hits, resume after
 		// the last one delivered.
@@ -178,6 +180,47 @@ func TestTailSequence(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "other.log.3"), b, 0o644))
 	clear(late)
 	step("the copy, a run late")
+
+	// copytruncate's copy seen by a run while it is written (logrotate
+	// copies in chunks): its lines that the source showed are not shown
+	// again, whatever the copy held when each run saw it.
+	slowCopy := func(name string, cuts ...int) {
+		t.Helper()
+		w.write("other.log", 2, false) // in the copy only, unless a run sees the source first
+		b, err := os.ReadFile(filepath.Join(root, "other.log"))
+		must(t, err)
+		for _, c := range cuts {
+			must(t, os.WriteFile(filepath.Join(root, name), b[:c], 0o644))
+			step(fmt.Sprintf("%s holds %d of %d bytes", name, c, len(b)))
+		}
+		w.write("other.log", 2, false) // in the copy only, once it is done
+		b, err = os.ReadFile(filepath.Join(root, "other.log"))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(root, name), b, 0o644))
+		must(t, os.Truncate(filepath.Join(root, "other.log"), 0))
+		w.write("other.log", 2, false)
+		step(name + " written, the source truncated")
+	}
+	slowCopy("other.log.4", 0) // empty when first indexed
+	w.write("other.log", 40, false)
+	step("a source longer than its fingerprint")
+	slowCopy("other.log.5", 1100, 1500) // as long as the source's fingerprint
+	w.write("other.log", 3, false)
+	step("a short source")
+	slowCopy("other.log.6", 100) // shorter than the source's fingerprint
+
+	// A rotation compressed (logrotate's delaycompress): its lines were
+	// shown when the live file had them.
+	b, err = os.ReadFile(filepath.Join(root, "app.log.2"))
+	must(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(b)
+	must(t, err)
+	must(t, zw.Close())
+	must(t, os.WriteFile(filepath.Join(root, "app.log.3.gz"), gz.Bytes(), 0o644))
+	must(t, os.Remove(filepath.Join(root, "app.log.2")))
+	step("a rotation compressed")
 	for i := base; i < w.next; i++ {
 		if seen[i] != 1 {
 			t.Fatalf("line seq %d seen %d times", i, seen[i])

@@ -175,13 +175,13 @@ type Server struct {
 	seq      atomic.Uint64
 	reloadMu sync.Mutex
 	closed   bool // under reloadMu: no more snapshots
-	// recentlyGone: files recent snapshots dropped, under reloadMu, for
-	// Delta to recognise copytruncate's copy indexed a run late.
-	recentlyGone []mmapstore.FileRecord
-	watch        *live.Watch                // under reloadMu
-	watchKey     string                     // the roots watched
-	watching     atomic.Pointer[live.Watch] // s.watch, for status readers
-	reindex      reindexState
+	// tailHistory: what earlier snapshots' deltas leave for the next
+	// (copytruncate's copies, found late or early), under reloadMu.
+	tailHistory query.History
+	watch       *live.Watch                // under reloadMu
+	watchKey    string                     // the roots watched
+	watching    atomic.Pointer[live.Watch] // s.watch, for status readers
+	reindex     reindexState
 
 	httpSrv  *http.Server
 	loopStop context.CancelFunc

@@ -103,8 +103,8 @@ func (s *Server) Reload() (bool, error) {
 	}
 	sn.refs.Store(1)
 	s.startWarmup(sn)
-	delta := sn.s.Delta(prev, s.recentlyGone...) // before prev can close
-	s.recentlyGone = delta.KeepGone(s.recentlyGone)
+	delta := sn.s.Delta(prev, &s.tailHistory) // before prev can close
+	s.tailHistory.Add(delta)
 	old := s.cur.Swap(sn)
 	// Served first, then fed: a tail reading this generation finds a
 	// snapshot that holds its lines.

@@ -36,7 +36,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 		}
 	}
 	var fl query.Follower
-	var gone []mmapstore.FileRecord // files recent snapshots dropped (Delta)
+	var hist query.History // what earlier deltas leave for the next (Delta)
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -69,8 +69,8 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 			continue
 		}
 		next := &openedIndex{s: query.NewScopedSearcher(ix, oi.scopes), ix: ix, dir: oi.dir, build: oi.build, scopes: oi.scopes, withPath: oi.withPath}
-		delta := next.s.Delta(oi.ix, gone...)
-		gone = delta.KeepGone(gone)
+		delta := next.s.Delta(oi.ix, &hist)
+		hist.Add(delta)
 		oi.close()
 		*oi = *next
 		pr.s = oi.s
