@@ -135,7 +135,7 @@ type taskBody struct {
 func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, countOnly bool, emit func(*task) bool) error {
 	var sure int64 // hits the tasks emitted so far hold at least
 	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
-	if opt.Only == nil { // (indexed lines only: what files hold now does not matter)
+	if opt.Only == nil && !opt.Synced { // (indexed lines only: what files hold now does not matter)
 		s.logs.Sync() // a line written before the search began is found
 	}
 	once := inodeOnce{s: s}

@@ -86,6 +86,10 @@ type Options struct {
 	// Only, when not nil, keeps only these lines: per file id, the line
 	// numbers [From, To) (live tail: the lines a run indexed).
 	Only map[uint64]LineRange
+	// Synced says the caller synced with the file watch after the search
+	// was asked for (StartSyncFiles, then its wait): the search does not
+	// sync again.
+	Synced bool
 }
 
 // Hit is one matching line.

@@ -308,6 +308,15 @@ func (s *Searcher) FileByID(id uint64) (*File, bool) {
 	return s.files[i], true
 }
 
+// StartSyncFiles starts a sync with the file watch (one inotify round
+// trip, shared by the calls at once); once wait returns, a search run with
+// Options.Synced finds every line written before the call. A server starts
+// it before queueing a search for a slot and waits in the slot: the round
+// trip, which needs no CPU but takes milliseconds when the CPUs are busy,
+// then overlaps the queueing instead of holding a slot that a search
+// could run in.
+func (s *Searcher) StartSyncFiles() (wait func()) { return s.logs.StartSync() }
+
 // OpenFile opens f beneath its root. The returned file may differ from the
 // indexed one (rotated, replaced).
 func (s *Searcher) OpenFile(f *File) (*os.File, error) { return s.logs.Open(f.lf) }

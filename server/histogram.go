@@ -57,11 +57,13 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sn.unref()
+	synced := sn.s.StartSyncFiles() // runs while the search queues for a slot
 	slot, ok := s.admit(w, r)
 	if !ok {
 		return
 	}
 	defer slot.finish()
+	synced()
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
 
@@ -85,7 +87,7 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	if timed && from < to {
 		h = query.NewHistogram(from, to, n)
 	}
-	st, err := sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log}, nil)
+	st, err := sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log, Synced: true}, nil)
 	slot.finish()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

@@ -129,6 +129,16 @@ func (s *Set) Sync() {
 	}
 }
 
+// StartSync is Sync without the wait (Watch.StartSync): wait returns
+// once it is done.
+func (s *Set) StartSync() (wait func()) {
+	if s.watch == nil {
+		return func() {}
+	}
+	done := s.watch.StartSync()
+	return func() { <-done }
+}
+
 // ChangeSeq syncs and returns the Watch's change sequence: while it stays
 // the same, no file beneath the roots changed. ok is false when no watch
 // vouches for that.

@@ -47,7 +47,10 @@ type Watch struct {
 	barrierDir  string
 	barrier     *os.File
 	barrierSeen chan struct{}
-	syncReqs    chan chan bool
+	syncMu      sync.Mutex
+	syncWaiting []chan bool   // Sync requests the next round answers
+	syncClosed  bool          // no more rounds: requests are answered false at once
+	syncKick    chan struct{} // a request is waiting (one signal stands for all)
 }
 
 // syncTimeout is how long Sync waits for its barrier event. Slower than
@@ -77,7 +80,7 @@ func NewWatch(roots []string, ignore string) (*Watch, error) {
 			w.ignore = real
 		}
 	}
-	w.barrierSeen, w.syncReqs = make(chan struct{}, 1), make(chan chan bool)
+	w.barrierSeen, w.syncKick = make(chan struct{}, 1), make(chan struct{}, 1)
 	if w.barrierDir, err = os.MkdirTemp("", "logdex-watch-"); err == nil {
 		w.barrier, err = os.Create(filepath.Join(w.barrierDir, "barrier"))
 	}
@@ -122,45 +125,53 @@ func (w *Watch) Close() error {
 // noted, so that a search started after it misses no line written before
 // it began (inotify queues an event when the write happens, but the
 // events are read asynchronously). Calls at once share one round: one
-// write of the barrier file and its event, tens of microseconds. false:
-// the watch vouches for nothing (broken or closed).
-func (w *Watch) Sync() bool {
-	if w.Err() != nil {
-		return false
-	}
+// write of the barrier file and its event, tens of microseconds idle,
+// milliseconds when the CPUs are busy (the event's reader waits its turn
+// to run). false: the watch vouches for nothing (broken or closed).
+func (w *Watch) Sync() bool { return <-w.StartSync() }
+
+// StartSync is Sync without the wait: the channel gets Sync's answer. A
+// server starts it before queueing a search for a slot, so that the round
+// trip runs while the search waits its turn, not in the slot.
+func (w *Watch) StartSync() <-chan bool {
 	done := make(chan bool, 1)
-	select {
-	case w.syncReqs <- done:
-	case <-w.done:
-		return false
+	w.syncMu.Lock()
+	if w.syncClosed || w.Err() != nil {
+		w.syncMu.Unlock()
+		done <- false
+		return done
 	}
-	return <-done
+	w.syncWaiting = append(w.syncWaiting, done)
+	w.syncMu.Unlock()
+	select {
+	case w.syncKick <- struct{}{}:
+	default: // a kick is pending already
+	}
+	return done
 }
 
 // syncLoop runs Sync's rounds: the requests waiting when a round starts
 // are answered by its barrier event, which inotify delivers after every
-// event queued before the barrier write (one queue, in order).
+// event queued before the barrier write (one queue, in order). Requests
+// made during a round wait for the next one.
 func (w *Watch) syncLoop() {
 	for {
-		var batch []chan bool
+		closed := false
 		select {
-		case r := <-w.syncReqs:
-			batch = append(batch, r)
+		case <-w.syncKick:
 		case <-w.done:
-			return
+			closed = true
 		}
-	more:
-		for {
-			select {
-			case r := <-w.syncReqs:
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
-		ok := w.barrierRound()
+		w.syncMu.Lock()
+		batch := w.syncWaiting
+		w.syncWaiting, w.syncClosed = nil, closed
+		w.syncMu.Unlock()
+		ok := !closed && len(batch) > 0 && w.barrierRound()
 		for _, r := range batch {
 			r <- ok
+		}
+		if closed {
+			return
 		}
 	}
 }
