@@ -490,7 +490,13 @@ func (o *jsonOut) Write(p []byte) (int, error) {
 	return len(p), o.err
 }
 
-func (o *jsonOut) writeByte(c byte) { o.Write([]byte{c}) }
+func (o *jsonOut) writeByte(c byte) {
+	if o.err == nil && !o.committed && len(o.buf) < spillBytes {
+		o.buf = append(o.buf, c) // (Write's []byte{c} escaped: an allocation a hit)
+		return
+	}
+	o.Write([]byte{c})
+}
 
 // add appends what fn appends: straight into the body while buffering, into
 // the writer's free buffer once committed (no copy either way).
