@@ -478,6 +478,7 @@ func exerciseAll(s *Segment) {
 	})
 	for i := uint32(0); i < min(s.NumLines(), 2000); i++ {
 		s.Locate(i)
+		s.LineTime(i)
 	}
 	for si := range min(len(s.Spans()), 20) {
 		k := 0

@@ -46,6 +46,75 @@ func (s *Segment) TimeGroupOf(g uint32) (TimeGroup, error) {
 	return tg, nil
 }
 
+// timeAt returns the time of line k of line group g (k < GroupSize): the
+// group's base plus its first k deltas, summed without keeping the times
+// between (a hit needs one line of its group). The sum is checked once, at
+// the end: the time must lie in the group's range, as every time of it
+// does. (Checking each delta, as appendGroupTimes does for the times it
+// keeps, and appending them, was most of a hit's cost.)
+func (s *Segment) timeAt(g uint32, k int) (int64, error) {
+	tg, err := s.TimeGroupOf(g)
+	if err != nil {
+		return 0, err
+	}
+	if !tg.Timed {
+		return 0, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
+	}
+	if k == 0 {
+		return tg.Base, nil
+	}
+	b, err := s.readTail(&s.lineTimes, tg.pos, uint64(k)*binary.MaxVarintLen64)
+	if err != nil {
+		return 0, err
+	}
+	bad := func(why string) error {
+		return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "%s in group %d", why, g))
+	}
+	// |sum| stays below GroupSize<<56: no overflow.
+	var sum int64
+	for ; k > 0; k-- {
+		var u uint64
+		switch { // uvarints, the short ones inline
+		case len(b) > 0 && b[0] < 0x80:
+			u, b = uint64(b[0]), b[1:]
+		case len(b) > 1 && b[1] < 0x80:
+			u, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
+		default:
+			var n int
+			if u, n = binary.Uvarint(b); n <= 0 || u>>57 != 0 {
+				return 0, bad("bad delta")
+			}
+			b = b[n:]
+		}
+		sum += unzigzag(u)
+	}
+	if sum > math.MaxInt64/tg.unit || sum < math.MinInt64/tg.unit {
+		return 0, bad("delta out of range")
+	}
+	d := sum * tg.unit
+	if d > 0 && tg.Base > math.MaxInt64-d || d < 0 && tg.Base < math.MinInt64-d {
+		return 0, bad("delta out of range")
+	}
+	if t := tg.Base + d; t >= tg.Min && t <= tg.Max {
+		return t, nil
+	}
+	return 0, bad("time outside its group's range")
+}
+
+// TimeAt is the time of the n-th line (0-based) of the k-th line group of
+// span si, decoding no more than that line needs (GroupTimes decodes them
+// all, for a task walking a span's lines in order).
+func (s *Segment) TimeAt(si int, k uint32, n int) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	sp := &s.spans[si]
+	if !sp.Timed || k*GroupSize >= sp.NumLines || n < 0 || n >= min(GroupSize, int(sp.NumLines-k*GroupSize)) {
+		return 0, fmt.Errorf("span %d has no line %d in time group %d", si, n, k)
+	}
+	return s.timeAt(sp.FirstGroup+k, n)
+}
+
 // LineTime returns the time of line id, ok false when its span is untimed.
 func (s *Segment) LineTime(line uint32) (t int64, ok bool, err error) {
 	if err := s.check(); err != nil {
@@ -59,12 +128,8 @@ func (s *Segment) LineTime(line uint32) (t int64, ok bool, err error) {
 		return 0, false, nil
 	}
 	rel := line - sp.FirstLine
-	var buf [GroupSize]int64
-	ts, err := s.appendGroupTimes(sp.FirstGroup+rel/GroupSize, int(rel%GroupSize), buf[:0])
-	if err != nil {
-		return 0, false, err
-	}
-	return ts[rel%GroupSize], true, nil
+	t, err = s.timeAt(sp.FirstGroup+rel/GroupSize, int(rel%GroupSize))
+	return t, err == nil, err
 }
 
 // WalkTimes calls fn with the time of every line of span si from its line
@@ -154,8 +219,7 @@ func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, er
 // GroupTimes appends to dst the times of the first n lines of the k-th
 // line group of span si (n < 0 or past the group's end: all of them, up
 // to GroupSize lines), decoding the group once: a task walking a span's
-// lines in order reads each group's times once, and one picking a line
-// here and there decodes no further than the line it needs.
+// lines in order reads each group's times once (TimeAt gives one line).
 func (s *Segment) GroupTimes(si int, k uint32, n int, dst []int64) ([]int64, error) {
 	if err := s.check(); err != nil {
 		return dst, err

@@ -294,16 +294,20 @@ func (st *spanTimes) at(id uint32) (int64, bool, error) {
 	}
 	rel := id - st.sp.FirstLine
 	k := int(rel % mmapstore.GroupSize)
-	if g := int64(rel / mmapstore.GroupSize); g != st.group || k >= len(st.times) {
-		// A new group is decoded up to the line asked for (hits far
-		// apart need one line of each group); a later line of the same
-		// group decodes the rest of it at once.
-		n := k + 1
-		if g == st.group {
-			n = -1
+	if g := int64(rel / mmapstore.GroupSize); g != st.group {
+		// A new group: only the line asked for (hits far apart need one
+		// line of each group); a later line of the same group decodes
+		// all of it at once.
+		t, err := st.seg.TimeAt(st.si, uint32(g), k)
+		if err != nil {
+			st.group = -1
+			return 0, false, err
 		}
+		st.group, st.times = g, st.times[:0]
+		return t, true, nil
+	} else if k >= len(st.times) {
 		var err error
-		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), n, st.times[:0]); err != nil {
+		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), -1, st.times[:0]); err != nil {
 			st.group = -1
 			return 0, false, err
 		}
