@@ -192,13 +192,13 @@ func (s *Segment) adviseSums(sec *section, lo, hi uint64, asked map[int]bool) {
 // thread's P, two segments at a time; a search calls this for the
 // segments it plans before looking terms up, so the reads go out
 // together. Residency is looked at (one mincore) at most once a
-// termBlocksRecheck: an index evicted later is asked for again.
+// residencyRecheck: an index evicted later is asked for again.
 func (s *Segment) PrefetchTermBlocks() {
 	if s.m == nil || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
 		return
 	}
 	now := time.Now().UnixNano()
-	if last := s.blocksChecked.Load(); now-last < int64(termBlocksRecheck) || !s.blocksChecked.CompareAndSwap(last, now) {
+	if last := s.blocksChecked.Load(); now-last < int64(residencyRecheck) || !s.blocksChecked.CompareAndSwap(last, now) {
 		return // looked at lately, or by a search beside this one
 	}
 	// The binary search's first probe: the middle block's offsets.
@@ -209,8 +209,9 @@ func (s *Segment) PrefetchTermBlocks() {
 	s.adviseSums(&s.blocks, 0, uint64(len(s.blocks.data)), nil)
 }
 
-// termBlocksRecheck is how long PrefetchTermBlocks trusts what it found.
-const termBlocksRecheck = time.Second
+// residencyRecheck is how long PrefetchTermBlocks and PrefetchLines trust
+// what they found of a section's residency.
+const residencyRecheck = time.Second
 
 // chunksAround is [off, off+n) of a section secLen bytes long, rounded
 // out to the chunks that reading it verifies.

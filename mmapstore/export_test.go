@@ -73,3 +73,25 @@ func (s *Segment) SetTermBlocksCheck(t time.Time) {
 	}
 	s.blocksChecked.Store(t.UnixNano())
 }
+
+// LinesResident is how much of span si's offset index (the part
+// PrefetchLines reads) is in the page cache, of how much.
+func (s *Segment) LinesResident(si int) (resident, size int64) {
+	_, lo, err := s.group(s.spans[si].FirstGroup)
+	if err != nil || s.m == nil {
+		return 0, 0
+	}
+	off, n := int64(s.lens.off)+int64(lo), int64(s.spanLensEnd(si)-lo)
+	r, _ := s.m.Resident(off, n)
+	return r, n
+}
+
+// SetLinesCheck sets when PrefetchLines last looked at span si (the zero
+// time: never).
+func (s *Segment) SetLinesCheck(si int, t time.Time) {
+	if t.IsZero() {
+		s.linesChecked[si].Store(0)
+		return
+	}
+	s.linesChecked[si].Store(t.UnixNano())
+}

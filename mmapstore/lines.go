@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"time"
 )
 
 // LineLoc is where a line lives: its span and its bytes in the file.
@@ -26,12 +27,18 @@ func (s *Segment) SpanOf(line uint32) int {
 // PrefetchLines makes the offset index of span si resident when most of it
 // is not: a query about to locate many lines of a cold segment reads it in
 // one sequential pass instead of faulting page by page at random.
+// Residency is looked at (one mincore) at most once a residencyRecheck
+// per span: every page of a common word asks.
 func (s *Segment) PrefetchLines(si int) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if s.m == nil || si < 0 || si >= len(s.spans) {
+	if s.m == nil || si < 0 || si >= len(s.spans) || si >= len(s.linesChecked) {
 		return nil
+	}
+	now := time.Now().UnixNano()
+	if last := s.linesChecked[si].Load(); now-last < int64(residencyRecheck) || !s.linesChecked[si].CompareAndSwap(last, now) {
+		return nil // looked at lately, or by a search beside this one
 	}
 	sp := &s.spans[si]
 	_, lo, err := s.group(sp.FirstGroup)

@@ -378,3 +378,42 @@ func TestPrefetchTermBlocks(t *testing.T) {
 	s.PrefetchTermBlocks()
 	waitResident(s)
 }
+
+// TestPrefetchLines: a span's offset index is read in when it is not in
+// memory, and residency is looked at again only after residencyRecheck
+// (every page of a common word asks).
+func TestPrefetchLines(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	r, n := s.LinesResident(0)
+	if n < 3*4096 {
+		t.Fatalf("offset index of %d bytes, want a few pages", n)
+	}
+	if r*2 >= n {
+		t.Skip("eviction left the offset index in memory (a file system without a page cache to drop)")
+	}
+	waitResident := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if r, n := s.LinesResident(0); r*2 >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d bytes of the offset index resident after PrefetchLines", r, n)
+			}
+		}
+	}
+	s.SetLinesCheck(0, time.Now())
+	if err := s.PrefetchLines(0); err != nil { // looked at just now: nothing read
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if r, n := s.LinesResident(0); r*2 >= n {
+		t.Fatalf("offset index resident at once (%d of %d bytes): the recheck interval was not kept", r, n)
+	}
+	s.SetLinesCheck(0, time.Time{})
+	if err := s.PrefetchLines(0); err != nil {
+		t.Fatal(err)
+	}
+	waitResident()
+}
