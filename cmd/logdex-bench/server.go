@@ -146,7 +146,38 @@ func (b *bench) server(cr *CorpusResult) error {
 	if err := b.serverLoad(res, nc, common, res.Probe, false, []int{1, 64}); err != nil {
 		return err
 	}
-	return b.serverFloor(res, nc.url(res.Probe), common)
+	if err := b.serverFloor(res, nc.url(res.Probe), common); err != nil {
+		return err
+	}
+	// A phrase's page, which verifies its candidates, beside its own
+	// floor (its body differs in size).
+	ph, err := b.serverPhrase(c, ix)
+	if err != nil {
+		return err
+	}
+	pp := "/api/search?q=" + url.QueryEscape(ph) + "&mode=query&limit=100"
+	name := "phrase " + ph + " (100 of its hits)"
+	if err := b.serverLoad(res, nc, name, pp, false, []int{64}); err != nil {
+		return err
+	}
+	return b.serverFloor(res, nc.url(pp), name)
+}
+
+// serverPhrase is the phrase of the corpus's query set.
+func (b *bench) serverPhrase(c *corpus, ix string) (string, error) {
+	if c.Profile == loggen.ProfileHighCard {
+		for _, d := range highcardQueryDefs() {
+			if d.Kind == "phrase" {
+				return d.Text, nil
+			}
+		}
+	}
+	s, closeS, err := openSearcher(ix)
+	if err != nil {
+		return "", err
+	}
+	defer closeS()
+	return choosePhrase(s, c).Text, nil
 }
 
 // serverFloor measures the floor the uncached figures stand beside: a
