@@ -81,6 +81,9 @@ func genSegment(r *rand.Rand, force string) *segmentCase {
 				if r.IntN(20) == 0 {
 					now += (r.Int64N(1<<22) - 1<<20) * unit // deltas of 3 and 4 varint bytes
 				}
+				if unit == 1 && r.IntN(100) == 0 {
+					now += 1<<57 + r.Int64N(1<<40) // a clock set: a delta of 2^56 units and more
+				}
 				lt.SetTime(id, now)
 				c.times[id] = now
 			}

@@ -72,7 +72,7 @@ func (s *Segment) timeAt(g uint32, k int) (int64, error) {
 	}
 	// |sum| stays below GroupSize<<56: no overflow.
 	var sum int64
-	for ; k > 0; k-- {
+	for i := 0; i < k; i++ {
 		var u uint64
 		switch { // uvarints, the short ones inline
 		case len(b) > 0 && b[0] < 0x80:
@@ -81,8 +81,16 @@ func (s *Segment) timeAt(g uint32, k int) (int64, error) {
 			u, b = uint64(b[0]&0x7f)|uint64(b[1])<<7, b[2:]
 		default:
 			var n int
-			if u, n = binary.Uvarint(b); n <= 0 || u>>57 != 0 {
+			if u, n = binary.Uvarint(b); n <= 0 {
 				return 0, bad("bad delta")
+			}
+			if u>>57 != 0 { // a jump of 2^56 units or more (a clock set): the checked decoder
+				var buf [GroupSize]int64
+				ts, err := s.appendGroupTimes(g, k, buf[:0])
+				if err != nil {
+					return 0, err
+				}
+				return ts[k], nil
 			}
 			b = b[n:]
 		}

@@ -129,6 +129,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		switch src, isCopy := h.copies[rec.ID]; {
 		case isCopy:
 			from = max(from, shown(src)+1)
+			copied[src] = max(copied[src], rec.Lines)
 		case !known && rec.Compression != "":
 			continue
 		case known && old.Lines > 0, rec.Compression != "":
@@ -202,7 +203,7 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 		inProgress := isRotated(rec.Path) && !isRotated(old.Path)
 		switch {
 		case rec.Indexed < old.Indexed && !inProgress:
-		case rec.FPLen >= old.FPLen:
+		case h.Size() >= old.FPLen: // (the copy now: it may have grown since the run)
 			if ok, _ := logfile.SameStart(h.File(), old.FPLen, old.FP); ok {
 				return i
 			}
@@ -393,17 +394,40 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		r.From, r.To = min(r.From, p.From), max(r.To, p.To)
 		lines[id] = r
 	}
+	// A file holds only its indexed lines: the rest of a range waits, under
+	// its id, for a later generation (a copy found while being written).
+	var later map[uint64]pendingLines
+	addHeld := func(id uint64, f *File, p pendingLines) {
+		if end := f.Record().Lines + 1; p.To > end {
+			if later == nil {
+				later = map[uint64]pendingLines{}
+			}
+			later[id] = pendingLines{LineRange{max(p.From, end), p.To}, p.gen}
+			p.To = end
+		}
+		if p.From < p.To {
+			add(id, p.LineRange)
+		}
+	}
 	for n, src := range d.Copies {
 		if p, ok := fl.pending[src]; ok {
-			add(n, p.LineRange) // in the copy, under the same numbers
 			delete(fl.pending, src)
+			if f, ok := s.FileByID(n); ok {
+				addHeld(n, f, p) // in the copy, under the same numbers
+			}
 		}
 	}
 	for id, p := range fl.pending {
-		if _, ok := s.FileByID(id); ok {
-			add(id, p.LineRange) // still indexed: read again (renamed meanwhile?)
+		if f, ok := s.FileByID(id); ok {
 			delete(fl.pending, id)
+			addHeld(id, f, p) // still indexed: read again (renamed meanwhile?)
 		}
+	}
+	for id, p := range later {
+		if fl.pending == nil {
+			fl.pending = map[uint64]pendingLines{}
+		}
+		fl.pending[id] = p
 	}
 	fl.gen, fl.lines = gen, lines
 	return fl.search(ctx, s, q, gen, lines, after, fn)

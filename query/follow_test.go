@@ -209,6 +209,24 @@ func TestTailSequence(t *testing.T) {
 	step("a short source")
 	slowCopy("other.log.6", 100) // shorter than the source's fingerprint
 
+	// A copy in progress that catches up with lines the source got after
+	// the copy was first seen, the source truncated only after a run saw
+	// both: those lines are shown once.
+	w.write("other.log", 40, false)
+	step("before a copy that catches up")
+	b, err = os.ReadFile(filepath.Join(root, "other.log"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "other.log.7"), b[:1100], 0o644))
+	step("other.log.7 partly written")
+	w.write("other.log", 5, false)
+	b, err = os.ReadFile(filepath.Join(root, "other.log"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "other.log.7"), b, 0o644))
+	step("other.log.7 caught up, the source not truncated yet")
+	must(t, os.Truncate(filepath.Join(root, "other.log"), 0))
+	w.write("other.log", 2, false)
+	step("the source of other.log.7 truncated")
+
 	// A rotation compressed (logrotate's delaycompress): its lines were
 	// shown when the live file had them.
 	b, err = os.ReadFile(filepath.Join(root, "app.log.2"))
