@@ -84,11 +84,12 @@ func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
 const walkWindow = 2 * ChunkSize
 
 // walkDeltas calls fn with the ids of the uvarint list at l (from
-// listHead, n body bytes) from the first at least from on, in order,
-// checking each, until fn returns false. The body is verified a window at
-// a time as the walk reaches it: a walk that stops early checks (and
-// touches) only the bytes it read.
-func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) bool) error {
+// listHead, n body bytes) that are at least from, in order, checking each,
+// until fn says no more; fn also says the next id it wants at least, and
+// the walk skips to it. The body is verified a window at a time as the
+// walk reaches it: a walk that stops early checks (and touches) only the
+// bytes it read.
+func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) (next uint32, more bool)) error {
 	at := int64(s.postings.off + l.off)
 	body, ok := slice(s.postings.data, l.off, n)
 	switch {
@@ -115,8 +116,9 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 			return err
 		}
 		// Below from, eight one-byte gaps at a time (a time window's
-		// lines lie deep in a common word's list): no continuation bit,
-		// no zero gap, and their sum keeps the id below from.
+		// lines lie deep in a common word's list, a rare word's next line
+		// many ids ahead in a common one's): no continuation bit, no zero
+		// gap, and their sum keeps the id below from.
 		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
 			w := binary.LittleEndian.Uint64(body[cur:])
 			if w&wordwise.Highs != 0 || wordwise.Zeros(w) != 0 {
@@ -156,8 +158,12 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 			return s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
 		}
 		id = v
-		if id >= uint64(from) && !fn(uint32(id)) {
-			return nil
+		if id >= uint64(from) {
+			next, more := fn(uint32(id))
+			if !more {
+				return nil
+			}
+			from = next
 		}
 	}
 	if cur != n {
@@ -384,7 +390,7 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 	var kept []uint32
 	k := 0
 	if len(want) > 0 {
-		err = s.walkDeltas(l, n, want[0], func(id uint32) bool {
+		err = s.walkDeltas(l, n, want[0], func(id uint32) (uint32, bool) {
 			for k < len(want) && want[k] < id {
 				k++
 			}
@@ -392,7 +398,10 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 				kept = append(kept, id)
 				k++
 			}
-			return k < len(want)
+			if k == len(want) {
+				return 0, false
+			}
+			return want[k], true
 		})
 	}
 	if err != nil {
@@ -509,14 +518,17 @@ func (s *Segment) deltasIn(ref uint64, ranges []LineRange) (bm *roaring.Bitmap, 
 	}
 	var kept []uint32
 	k := 0
-	err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) bool {
+	err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) (uint32, bool) {
 		for k < len(ranges) && id >= ranges[k].Hi {
 			k++
 		}
-		if k < len(ranges) && id >= ranges[k].Lo {
+		if k == len(ranges) {
+			return 0, false
+		}
+		if id >= ranges[k].Lo {
 			kept = append(kept, id)
 		}
-		return k < len(ranges)
+		return ranges[k].Lo, true
 	})
 	switch {
 	case err != nil:

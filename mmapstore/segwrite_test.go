@@ -328,6 +328,19 @@ func checkSegment(t *testing.T, name string, s *Segment, c *segmentCase) {
 		if err != nil || !and.Equals(with) {
 			t.Fatalf("%s: PostingsAnd(%q)", name, term)
 		}
+		// A few ids spread over the list, and lines it lacks: the walk
+		// skips from one to the next.
+		sparse := roaring.New()
+		for k, id := range c.terms.ids[i] {
+			if k%7 == 3 {
+				sparse.Add(id)
+				sparse.Add(id + 1)
+			}
+		}
+		sparse.Add(s.NumLines() - 1)
+		if and, err := s.PostingsAnd(ref, sparse); err != nil || !and.Equals(roaring.And(bm, sparse)) {
+			t.Fatalf("%s: PostingsAnd(%q, sparse) = %v, %v; want %v", name, term, and, err, roaring.And(bm, sparse))
+		}
 		checkPostingsIn(t, name, s, term, ref, bm)
 	}
 	if _, ok, _ := s.Lookup([]byte("not-a-term")); ok {
