@@ -317,7 +317,16 @@ func (s *Searcher) SearchDelta(ctx context.Context, q *Query, lines map[uint64]L
 			r.From = max(r.From, after.Line+1)
 		}
 		f, _ := s.FileByID(id)
-		for r.From < r.To && f != nil {
+		if f == nil && r.From < r.To {
+			// Dropped since the delta (truncated, replaced, deleted): its
+			// lines may be in a copy a Follower knows of.
+			if unread == nil {
+				unread = map[uint64]LineRange{}
+			}
+			unread[id] = r
+			continue
+		}
+		for r.From < r.To {
 			// A batch is passed on only once its file is seen to still
 			// hold the lines read (copytruncate may empty it meanwhile).
 			batch = batch[:0]
@@ -361,6 +370,10 @@ func (s *Searcher) SearchDelta(ctx context.Context, q *Query, lines map[uint64]L
 // indexed, in the copy a later delta brings.
 type Follower struct {
 	pending map[uint64]pendingLines
+	// copies: source id -> the id of its copy, from every delta read (a
+	// source's lines may go unread a generation after its copy was
+	// found, while the copy was being written), while the copy is indexed
+	copies map[uint64]uint64
 	// the lines of the generation last read (read again when resumed
 	// within it)
 	gen   uint64
@@ -410,15 +423,22 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		}
 	}
 	for n, src := range d.Copies {
-		if p, ok := fl.pending[src]; ok {
-			delete(fl.pending, src)
-			if f, ok := s.FileByID(n); ok {
-				addHeld(n, f, p) // in the copy, under the same numbers
-			}
+		if fl.copies == nil {
+			fl.copies = map[uint64]uint64{}
+		}
+		fl.copies[src] = n
+	}
+	for src, n := range fl.copies {
+		if _, ok := s.FileByID(n); !ok {
+			delete(fl.copies, src) // the copy is gone too
 		}
 	}
 	for id, p := range fl.pending {
-		if f, ok := s.FileByID(id); ok {
+		if n, ok := fl.copies[id]; ok {
+			delete(fl.pending, id)
+			f, _ := s.FileByID(n)
+			addHeld(n, f, p) // in the copy, under the same numbers
+		} else if f, ok := s.FileByID(id); ok {
 			delete(fl.pending, id)
 			addHeld(id, f, p) // still indexed: read again (renamed meanwhile?)
 		}

@@ -245,3 +245,63 @@ func TestTailSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestTailLateReader: a reader that reads a generation only after later
+// ones are indexed (the server's tail reads each with the latest
+// snapshot) still gets every line once when a copytruncate copy was found
+// while being written and its source was truncated before the reader got
+// to the source's lines: they are read from the copy.
+func TestTailLateReader(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	w := &seqWriter{t: t, root: root}
+	q, err := CompileNode(&lang.All{}, lang.ModeQuery)
+	must(t, err)
+	var hist History
+	var deltas []Delta
+	var prev *mmapstore.Index
+	var last *Searcher
+	index := func() {
+		t.Helper()
+		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := mmapstore.OpenFrom(dir, prev)
+		must(t, err)
+		s := NewSearcher(ix, nil)
+		d := s.Delta(prev, &hist)
+		hist.Add(d)
+		deltas = append(deltas, d)
+		t.Cleanup(func() { s.Close(); ix.Close() })
+		prev, last = ix, s
+	}
+	w.write("other.log", 40, false) // longer than a fingerprint
+	index()                         // the past
+	base := w.next
+	w.write("other.log", 5, false)
+	b, err := os.ReadFile(filepath.Join(root, "other.log"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b[:1100], 0o644))
+	index() // the copy found while written; the source's 5 new lines are its
+	must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b, 0o644))
+	must(t, os.Truncate(filepath.Join(root, "other.log"), 0))
+	w.write("other.log", 3, false)
+	index()
+	seen := map[int]int{}
+	var fl Follower
+	for g := 1; g < len(deltas); g++ {
+		err := fl.Read(context.Background(), last, q, uint64(g+1), deltas[g], TailPos{}, func(h *Hit) error {
+			var seq int
+			if _, err := fmt.Sscanf(string(h.Text), "2026-11-30T10:00:00Z INFO seq %d pad", &seq); err != nil {
+				t.Fatalf("%s:%d: %q", h.File.Path, h.Line, h.Text)
+			}
+			seen[seq]++
+			return nil
+		})
+		must(t, err)
+	}
+	for i := base; i < w.next; i++ {
+		if seen[i] != 1 {
+			t.Errorf("line seq %d seen %d times", i, seen[i])
+		}
+	}
+}
