@@ -72,14 +72,7 @@ func TestTailSequence(t *testing.T) {
 	late := map[int]bool{} // lines allowed to be missing yet (a copy indexed a run late)
 	step := func(what string) {
 		t.Helper()
-		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
-			t.Fatal(err)
-		}
-		ix, err := mmapstore.OpenFrom(dir, prev)
-		must(t, err)
-		s := NewSearcher(ix, nil)
-		delta := s.Delta(prev, &hist)
-		hist.Add(delta)
+		ix, s, delta := tailIndex(t, root, dir, prev, &hist)
 		gen++
 		// Read the delta in pieces: stop after a few hits, resume after
 		// the last one delivered.
@@ -262,14 +255,7 @@ func TestTailLateReader(t *testing.T) {
 	var last *Searcher
 	index := func() {
 		t.Helper()
-		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
-			t.Fatal(err)
-		}
-		ix, err := mmapstore.OpenFrom(dir, prev)
-		must(t, err)
-		s := NewSearcher(ix, nil)
-		d := s.Delta(prev, &hist)
-		hist.Add(d)
+		ix, s, d := tailIndex(t, root, dir, prev, &hist)
 		deltas = append(deltas, d)
 		t.Cleanup(func() { s.Close(); ix.Close() })
 		prev, last = ix, s
@@ -304,4 +290,19 @@ func TestTailLateReader(t *testing.T) {
 			t.Errorf("line seq %d seen %d times", i, seen[i])
 		}
 	}
+}
+
+// tailIndex brings the index of root in dir up to date and opens it after
+// prev (which it reuses): its searcher and its delta, added to hist.
+func tailIndex(t *testing.T, root, dir string, prev *mmapstore.Index, hist *History) (*mmapstore.Index, *Searcher, Delta) {
+	t.Helper()
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := mmapstore.OpenFrom(dir, prev)
+	must(t, err)
+	s := NewSearcher(ix, nil)
+	d := s.Delta(prev, hist)
+	hist.Add(d)
+	return ix, s, d
 }
