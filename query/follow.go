@@ -407,15 +407,15 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		r.From, r.To = min(r.From, p.From), max(r.To, p.To)
 		lines[id] = r
 	}
-	// A file holds only its indexed lines: the rest of a range waits, under
-	// its id, for a later generation (a copy found while being written).
+	// A file holds only its indexed lines: the rest of the pending lines of
+	// key waits for a later generation (a copy found while being written).
 	var later map[uint64]pendingLines
-	addHeld := func(id uint64, f *File, p pendingLines) {
+	addHeld := func(key, id uint64, f *File, p pendingLines) {
 		if end := f.Record().Lines + 1; p.To > end {
 			if later == nil {
 				later = map[uint64]pendingLines{}
 			}
-			later[id] = pendingLines{LineRange{max(p.From, end), p.To}, p.gen}
+			later[key] = pendingLines{LineRange{max(p.From, end), p.To}, p.gen}
 			p.To = end
 		}
 		if p.From < p.To {
@@ -437,10 +437,10 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		if n, ok := fl.copies[id]; ok {
 			delete(fl.pending, id)
 			f, _ := s.FileByID(n)
-			addHeld(n, f, p) // in the copy, under the same numbers
+			addHeld(id, n, f, p) // in the copy, under the same numbers
 		} else if f, ok := s.FileByID(id); ok {
 			delete(fl.pending, id)
-			addHeld(id, f, p) // still indexed: read again (renamed meanwhile?)
+			addHeld(id, id, f, p) // still indexed: read again (renamed meanwhile?)
 		}
 	}
 	for id, p := range later {
@@ -459,10 +459,11 @@ func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, gen uint6
 		if fl.pending == nil {
 			fl.pending = map[uint64]pendingLines{}
 		}
+		g := gen
 		if p, ok := fl.pending[id]; ok {
-			r.From, r.To = min(r.From, p.From), max(r.To, p.To)
+			r.From, r.To, g = min(r.From, p.From), max(r.To, p.To), min(g, p.gen)
 		}
-		fl.pending[id] = pendingLines{r, gen}
+		fl.pending[id] = pendingLines{r, g}
 	}
 	for id, p := range fl.pending {
 		if gen-p.gen > followKeep {

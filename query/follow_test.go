@@ -306,3 +306,78 @@ func tailIndex(t *testing.T, root, dir string, prev *mmapstore.Index, hist *Hist
 	hist.Add(d)
 	return ix, s, d
 }
+
+// TestTailLateReaderGrowingCopy: a reader that reads several generations
+// with a snapshot whose copy is still being written gets the lines the
+// copy lacks from a later generation, each once.
+func TestTailLateReaderGrowingCopy(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	w := &seqWriter{t: t, root: root}
+	q, err := CompileNode(&lang.All{}, lang.ModeQuery)
+	must(t, err)
+	var hist History
+	var deltas []Delta
+	var prev *mmapstore.Index
+	var last *Searcher
+	index := func() {
+		t.Helper()
+		ix, s, d := tailIndex(t, root, dir, prev, &hist)
+		deltas = append(deltas, d)
+		t.Cleanup(func() { s.Close(); ix.Close() })
+		prev, last = ix, s
+	}
+	src := filepath.Join(root, "other.log")
+	// copyLines writes the first n lines of the source (as it is now, or
+	// as it was before its truncation) to the copy.
+	var b []byte
+	copyLines := func(n int) {
+		t.Helper()
+		if now, err := os.ReadFile(src); err == nil && len(now) >= len(b) {
+			b = now
+		}
+		end := 0
+		for range n {
+			end += bytes.IndexByte(b[end:], '\n') + 1
+		}
+		must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b[:end], 0o644))
+	}
+	w.write("other.log", 100, false)
+	index() // the past
+	base := w.next
+	w.write("other.log", 10, false)
+	copyLines(50)
+	index() // the copy found with 50 lines
+	w.write("other.log", 10, false)
+	copyLines(80)
+	index()
+	copyLines(105)
+	must(t, os.Truncate(src, 0))
+	w.write("other.log", 2, false)
+	index() // the source truncated, the copy not done
+	seen := map[int]int{}
+	var fl Follower
+	read := func(from int) {
+		t.Helper()
+		for g := from; g < len(deltas); g++ {
+			err := fl.Read(context.Background(), last, q, uint64(g+1), deltas[g], TailPos{}, func(h *Hit) error {
+				var seq int
+				if _, err := fmt.Sscanf(string(h.Text), "2026-11-30T10:00:00Z INFO seq %d pad", &seq); err != nil {
+					t.Fatalf("%s:%d: %q", h.File.Path, h.Line, h.Text)
+				}
+				seen[seq]++
+				return nil
+			})
+			must(t, err)
+		}
+	}
+	read(1) // three generations with the last snapshot
+	n := len(deltas)
+	copyLines(120)
+	index() // the copy done (120 lines: all the source had)
+	read(n)
+	for i := base; i < w.next; i++ {
+		if seen[i] != 1 {
+			t.Errorf("line seq %d seen %d times", i, seen[i])
+		}
+	}
+}
