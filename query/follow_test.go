@@ -239,57 +239,125 @@ func TestTailSequence(t *testing.T) {
 	}
 }
 
-// TestTailLateReader: a reader that reads a generation only after later
-// ones are indexed (the server's tail reads each with the latest
-// snapshot) still gets every line once when a copytruncate copy was found
-// while being written and its source was truncated before the reader got
-// to the source's lines: they are read from the copy.
-func TestTailLateReader(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	w := &seqWriter{t: t, root: root}
+// lateTail indexes a log tree generation by generation and lets a reader
+// read the deltas later, each with the latest snapshot, as the server's
+// tail does for a reader that lags.
+type lateTail struct {
+	t         *testing.T
+	root, dir string
+	w         *seqWriter
+	q         *Query
+	hist      History
+	deltas    []Delta
+	prev      *mmapstore.Index
+	last      *Searcher
+	fl        Follower
+	seen      map[int]int
+}
+
+func newLateTail(t *testing.T) *lateTail {
+	root := t.TempDir()
 	q, err := CompileNode(&lang.All{}, lang.ModeQuery)
 	must(t, err)
-	var hist History
-	var deltas []Delta
-	var prev *mmapstore.Index
-	var last *Searcher
-	index := func() {
-		t.Helper()
-		ix, s, d := tailIndex(t, root, dir, prev, &hist)
-		deltas = append(deltas, d)
-		t.Cleanup(func() { s.Close(); ix.Close() })
-		prev, last = ix, s
-	}
-	w.write("other.log", 40, false) // longer than a fingerprint
-	index()                         // the past
-	base := w.next
-	w.write("other.log", 5, false)
-	b, err := os.ReadFile(filepath.Join(root, "other.log"))
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b[:1100], 0o644))
-	index() // the copy found while written; the source's 5 new lines are its
-	must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b, 0o644))
-	must(t, os.Truncate(filepath.Join(root, "other.log"), 0))
-	w.write("other.log", 3, false)
-	index()
-	seen := map[int]int{}
-	var fl Follower
-	for g := 1; g < len(deltas); g++ {
-		err := fl.Read(context.Background(), last, q, uint64(g+1), deltas[g], TailPos{}, func(h *Hit) error {
+	return &lateTail{t: t, root: root, dir: t.TempDir(), w: &seqWriter{t: t, root: root}, q: q, seen: map[int]int{}}
+}
+
+func (lt *lateTail) index() {
+	lt.t.Helper()
+	ix, s, d := tailIndex(lt.t, lt.root, lt.dir, lt.prev, &lt.hist)
+	lt.deltas = append(lt.deltas, d)
+	lt.t.Cleanup(func() { s.Close(); ix.Close() })
+	lt.prev, lt.last = ix, s
+}
+
+// read reads the deltas from generation from on (0-based) with the
+// latest snapshot.
+func (lt *lateTail) read(from int) {
+	lt.t.Helper()
+	for g := from; g < len(lt.deltas); g++ {
+		err := lt.fl.Read(context.Background(), lt.last, lt.q, uint64(g+1), lt.deltas[g], TailPos{}, func(h *Hit) error {
 			var seq int
 			if _, err := fmt.Sscanf(string(h.Text), "2026-11-30T10:00:00Z INFO seq %d pad", &seq); err != nil {
-				t.Fatalf("%s:%d: %q", h.File.Path, h.Line, h.Text)
+				lt.t.Fatalf("%s:%d: %q", h.File.Path, h.Line, h.Text)
 			}
-			seen[seq]++
+			lt.seen[seq]++
 			return nil
 		})
-		must(t, err)
+		must(lt.t, err)
 	}
-	for i := base; i < w.next; i++ {
-		if seen[i] != 1 {
-			t.Errorf("line seq %d seen %d times", i, seen[i])
+}
+
+// check fails unless every line from base on was read once.
+func (lt *lateTail) check(base int) {
+	lt.t.Helper()
+	for i := base; i < lt.w.next; i++ {
+		if lt.seen[i] != 1 {
+			lt.t.Errorf("line seq %d seen %d times", i, lt.seen[i])
 		}
 	}
+}
+
+// TestTailLateReader: a reader that reads a generation only after later
+// ones are indexed still gets every line once when a copytruncate copy was
+// found while being written and its source was truncated before the reader
+// got to the source's lines: they are read from the copy.
+func TestTailLateReader(t *testing.T) {
+	lt := newLateTail(t)
+	lt.w.write("other.log", 40, false) // longer than a fingerprint
+	lt.index()                         // the past
+	base := lt.w.next
+	lt.w.write("other.log", 5, false)
+	b, err := os.ReadFile(filepath.Join(lt.root, "other.log"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b[:1100], 0o644))
+	lt.index() // the copy found while written; the source's 5 new lines are its
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b, 0o644))
+	must(t, os.Truncate(filepath.Join(lt.root, "other.log"), 0))
+	lt.w.write("other.log", 3, false)
+	lt.index()
+	lt.read(1)
+	lt.check(base)
+}
+
+// TestTailLateReaderGrowingCopy: a reader that reads several generations
+// with a snapshot whose copy is still being written gets the lines the
+// copy lacks from a later generation, each once.
+func TestTailLateReaderGrowingCopy(t *testing.T) {
+	lt := newLateTail(t)
+	src := filepath.Join(lt.root, "other.log")
+	// copyLines writes the first n lines of the source (as it is now, or
+	// as it was before its truncation) to the copy.
+	var b []byte
+	copyLines := func(n int) {
+		t.Helper()
+		if now, err := os.ReadFile(src); err == nil && len(now) >= len(b) {
+			b = now
+		}
+		end := 0
+		for range n {
+			end += bytes.IndexByte(b[end:], '\n') + 1
+		}
+		must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b[:end], 0o644))
+	}
+	lt.w.write("other.log", 100, false)
+	lt.index() // the past
+	base := lt.w.next
+	lt.w.write("other.log", 10, false)
+	copyLines(50)
+	lt.index() // the copy found with 50 lines
+	lt.w.write("other.log", 10, false)
+	copyLines(80)
+	lt.index()
+	copyLines(105)
+	must(t, os.Truncate(src, 0))
+	lt.w.write("other.log", 2, false)
+	lt.index() // the source truncated, the copy not done
+	lt.read(1) // three generations with the last snapshot
+	n := len(lt.deltas)
+	copyLines(120)
+	lt.index() // the copy done (120 lines: all the source had)
+	lt.read(n)
+	lt.check(base)
 }
 
 // tailIndex brings the index of root in dir up to date and opens it after
@@ -305,79 +373,4 @@ func tailIndex(t *testing.T, root, dir string, prev *mmapstore.Index, hist *Hist
 	d := s.Delta(prev, hist)
 	hist.Add(d)
 	return ix, s, d
-}
-
-// TestTailLateReaderGrowingCopy: a reader that reads several generations
-// with a snapshot whose copy is still being written gets the lines the
-// copy lacks from a later generation, each once.
-func TestTailLateReaderGrowingCopy(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	w := &seqWriter{t: t, root: root}
-	q, err := CompileNode(&lang.All{}, lang.ModeQuery)
-	must(t, err)
-	var hist History
-	var deltas []Delta
-	var prev *mmapstore.Index
-	var last *Searcher
-	index := func() {
-		t.Helper()
-		ix, s, d := tailIndex(t, root, dir, prev, &hist)
-		deltas = append(deltas, d)
-		t.Cleanup(func() { s.Close(); ix.Close() })
-		prev, last = ix, s
-	}
-	src := filepath.Join(root, "other.log")
-	// copyLines writes the first n lines of the source (as it is now, or
-	// as it was before its truncation) to the copy.
-	var b []byte
-	copyLines := func(n int) {
-		t.Helper()
-		if now, err := os.ReadFile(src); err == nil && len(now) >= len(b) {
-			b = now
-		}
-		end := 0
-		for range n {
-			end += bytes.IndexByte(b[end:], '\n') + 1
-		}
-		must(t, os.WriteFile(filepath.Join(root, "other.log.1"), b[:end], 0o644))
-	}
-	w.write("other.log", 100, false)
-	index() // the past
-	base := w.next
-	w.write("other.log", 10, false)
-	copyLines(50)
-	index() // the copy found with 50 lines
-	w.write("other.log", 10, false)
-	copyLines(80)
-	index()
-	copyLines(105)
-	must(t, os.Truncate(src, 0))
-	w.write("other.log", 2, false)
-	index() // the source truncated, the copy not done
-	seen := map[int]int{}
-	var fl Follower
-	read := func(from int) {
-		t.Helper()
-		for g := from; g < len(deltas); g++ {
-			err := fl.Read(context.Background(), last, q, uint64(g+1), deltas[g], TailPos{}, func(h *Hit) error {
-				var seq int
-				if _, err := fmt.Sscanf(string(h.Text), "2026-11-30T10:00:00Z INFO seq %d pad", &seq); err != nil {
-					t.Fatalf("%s:%d: %q", h.File.Path, h.Line, h.Text)
-				}
-				seen[seq]++
-				return nil
-			})
-			must(t, err)
-		}
-	}
-	read(1) // three generations with the last snapshot
-	n := len(deltas)
-	copyLines(120)
-	index() // the copy done (120 lines: all the source had)
-	read(n)
-	for i := base; i < w.next; i++ {
-		if seen[i] != 1 {
-			t.Errorf("line seq %d seen %d times", i, seen[i])
-		}
-	}
 }
