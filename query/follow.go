@@ -25,6 +25,10 @@ type Delta struct {
 	// found by this delta: it holds that file's lines under the same
 	// numbers.
 	Copies map[uint64]uint64
+	// CopiesBefore are the copies earlier deltas found that this snapshot
+	// still has (same map): a reader that resumes after the delta that
+	// found one still learns of it.
+	CopiesBefore map[uint64]uint64
 	// Gone are the records of prev's files this snapshot no longer has
 	// (truncated, replaced, deleted).
 	Gone []mmapstore.FileRecord
@@ -86,7 +90,7 @@ func (h *History) goneRecord(id uint64) (mmapstore.FileRecord, bool) {
 // still turn out to be one.
 func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	d := map[uint64]LineRange{}
-	dl := Delta{Lines: d, Copies: map[uint64]uint64{}}
+	dl := Delta{Lines: d, Copies: map[uint64]uint64{}, CopiesBefore: map[uint64]uint64{}}
 	if prev == nil {
 		return dl
 	}
@@ -130,6 +134,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		case isCopy:
 			from = max(from, shown(src)+1)
 			copied[src] = max(copied[src], rec.Lines)
+			dl.CopiesBefore[rec.ID] = src
 		case !known && rec.Compression != "":
 			continue
 		case known && old.Lines > 0, rec.Compression != "":
@@ -422,11 +427,13 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 			add(id, p.LineRange)
 		}
 	}
-	for n, src := range d.Copies {
-		if fl.copies == nil {
-			fl.copies = map[uint64]uint64{}
+	for _, copies := range []map[uint64]uint64{d.CopiesBefore, d.Copies} {
+		for n, src := range copies {
+			if fl.copies == nil {
+				fl.copies = map[uint64]uint64{}
+			}
+			fl.copies[src] = n
 		}
-		fl.copies[src] = n
 	}
 	for src, n := range fl.copies {
 		if _, ok := s.FileByID(n); !ok {

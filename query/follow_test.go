@@ -374,3 +374,40 @@ func tailIndex(t *testing.T, root, dir string, prev *mmapstore.Index, hist *Hist
 	hist.Add(d)
 	return ix, s, d
 }
+
+// TestTailResumedReader: a reader that starts after the generation that
+// found a copy in progress (a tail resumed from its last event id) still
+// reads from that copy the source's lines it finds truncated.
+func TestTailResumedReader(t *testing.T) {
+	lt := newLateTail(t)
+	src := filepath.Join(lt.root, "other.log")
+	full := func(n int) []byte {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		must(t, err)
+		end := 0
+		for range n {
+			end += bytes.IndexByte(b[end:], '\n') + 1
+		}
+		return b[:end]
+	}
+	lt.w.write("other.log", 100, false)
+	lt.index() // the past
+	lt.w.write("other.log", 10, false)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), full(50), 0o644))
+	lt.index() // the copy found with 50 lines
+	base := lt.w.next
+	lt.w.write("other.log", 10, false)
+	lt.index() // the reader resumes here
+	b := full(120)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b[:len(b)-100], 0o644))
+	must(t, os.Truncate(src, 0))
+	lt.w.write("other.log", 2, false)
+	lt.index() // the source truncated, the copy not done
+	lt.read(2)
+	n := len(lt.deltas)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b, 0o644))
+	lt.index() // the copy done
+	lt.read(n)
+	lt.check(base)
+}

@@ -253,10 +253,11 @@ func (st *tailStream) run(ctx context.Context, at query.TailID) string {
 var errNoSnapshot = errors.New("no index open")
 
 // gen sends the hits of generation g after pos, from the current snapshot
-// (which holds every line of g: a snapshot's files keep their lines, and
-// the feed only gets a generation once it is served).
+// (the feed only gets a generation once it is served; the lines of a file
+// the snapshot no longer has, copytruncate's source, the Follower reads
+// from its copy, now or once the copy holds them).
 func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (int, error) {
-	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 {
+	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 && len(g.delta.CopiesBefore) == 0 {
 		return 0, nil
 	}
 	sn := st.s.acquire()
