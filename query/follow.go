@@ -387,10 +387,13 @@ type Follower struct {
 
 type pendingLines struct {
 	LineRange
-	gen uint64
+	gen uint64 // the index generation of the snapshot that could not read them
 }
 
-// followKeep is how many generations unread lines wait for their copy.
+// followKeep is how many index generations unread lines wait for their
+// copy: generations of the snapshots read with, not of the deltas read (a
+// reader far behind reads many deltas with one snapshot, whose copy does
+// not grow meanwhile).
 const followKeep = 64
 
 // Read calls fn for each matching line of d (generation gen) after pos,
@@ -398,7 +401,7 @@ const followKeep = 64
 // sources that earlier reads missed.
 func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64, d Delta, after TailPos, fn func(*Hit) error) error {
 	if fl.lines != nil && fl.gen == gen {
-		return fl.search(ctx, s, q, gen, fl.lines, after, fn)
+		return fl.search(ctx, s, q, fl.lines, after, fn)
 	}
 	lines, cloned := d.Lines, false
 	add := func(id uint64, p LineRange) {
@@ -457,23 +460,24 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		fl.pending[id] = p
 	}
 	fl.gen, fl.lines = gen, lines
-	return fl.search(ctx, s, q, gen, lines, after, fn)
+	return fl.search(ctx, s, q, lines, after, fn)
 }
 
-func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, gen uint64, lines map[uint64]LineRange, after TailPos, fn func(*Hit) error) error {
+func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, lines map[uint64]LineRange, after TailPos, fn func(*Hit) error) error {
 	unread, err := s.SearchDelta(ctx, q, lines, after, fn)
+	now := s.Index().Generation()
 	for id, r := range unread {
 		if fl.pending == nil {
 			fl.pending = map[uint64]pendingLines{}
 		}
-		g := gen
+		g := now
 		if p, ok := fl.pending[id]; ok {
 			r.From, r.To, g = min(r.From, p.From), max(r.To, p.To), min(g, p.gen)
 		}
 		fl.pending[id] = pendingLines{r, g}
 	}
 	for id, p := range fl.pending {
-		if gen-p.gen > followKeep {
+		if now > p.gen+followKeep {
 			delete(fl.pending, id)
 		}
 	}

@@ -411,3 +411,31 @@ func TestTailResumedReader(t *testing.T) {
 	lt.read(n)
 	lt.check(base)
 }
+
+// TestTailPendingOutlastsDeltas: lines waiting for a copy in progress wait
+// for index generations, not for deltas read: a reader far behind reads
+// many deltas with one snapshot, whose copy does not grow meanwhile.
+func TestTailPendingOutlastsDeltas(t *testing.T) {
+	lt := newLateTail(t)
+	src := filepath.Join(lt.root, "other.log")
+	lt.w.write("other.log", 100, false)
+	lt.index() // the past
+	base := lt.w.next
+	lt.w.write("other.log", 10, false)
+	b, err := os.ReadFile(src)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b[:len(b)/2], 0o644))
+	lt.index() // the copy found half written; the source's 10 new lines are its
+	must(t, os.Truncate(src, 0))
+	lt.index() // the source truncated, the copy not done
+	lt.read(1)
+	// Many deltas of nothing, read with the same snapshot.
+	for g := range uint64(3 * followKeep) {
+		must(t, lt.fl.Read(context.Background(), lt.last, lt.q, 1000+g, Delta{}, TailPos{}, func(*Hit) error { return nil }))
+	}
+	n := len(lt.deltas)
+	must(t, os.WriteFile(filepath.Join(lt.root, "other.log.1"), b, 0o644))
+	lt.index() // the copy done
+	lt.read(n)
+	lt.check(base)
+}
