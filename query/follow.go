@@ -26,8 +26,9 @@ type Delta struct {
 	// numbers.
 	Copies map[uint64]uint64
 	// CopiesBefore are the copies earlier deltas found that this snapshot
-	// still has (same map): a reader that resumes after the delta that
-	// found one still learns of it.
+	// still has, whose source this snapshot or the one before has (same
+	// map; nil when none): a reader that resumes after the delta that found
+	// one still learns of it before the source's lines can go unread.
 	CopiesBefore map[uint64]uint64
 	// Gone are the records of prev's files this snapshot no longer has
 	// (truncated, replaced, deleted).
@@ -90,7 +91,7 @@ func (h *History) goneRecord(id uint64) (mmapstore.FileRecord, bool) {
 // still turn out to be one.
 func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	d := map[uint64]LineRange{}
-	dl := Delta{Lines: d, Copies: map[uint64]uint64{}, CopiesBefore: map[uint64]uint64{}}
+	dl := Delta{Lines: d, Copies: map[uint64]uint64{}}
 	if prev == nil {
 		return dl
 	}
@@ -134,7 +135,12 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		case isCopy:
 			from = max(from, shown(src)+1)
 			copied[src] = max(copied[src], rec.Lines)
-			dl.CopiesBefore[rec.ID] = src
+			if _, inPrev := prev.File(src); inPrev || s.hasFile(src) {
+				if dl.CopiesBefore == nil {
+					dl.CopiesBefore = map[uint64]uint64{}
+				}
+				dl.CopiesBefore[rec.ID] = src
+			}
 		case !known && rec.Compression != "":
 			continue
 		case known && old.Lines > 0, rec.Compression != "":
@@ -179,6 +185,12 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		}
 	}
 	return dl
+}
+
+// hasFile reports whether the index holds file id.
+func (s *Searcher) hasFile(id uint64) bool {
+	_, ok := s.FileByID(id)
+	return ok
 }
 
 // copyOf returns the index of the record in olds that f is a copy of, or
@@ -379,11 +391,18 @@ type Follower struct {
 	// source's lines may go unread a generation after its copy was
 	// found, while the copy was being written), while the copy is indexed
 	copies map[uint64]uint64
+	// snapGen is the index generation of the last snapshot read with: one
+	// below it is an index built anew, whose file ids mean other files.
+	snapGen uint64
 	// the lines of the generation last read (read again when resumed
 	// within it)
 	gen   uint64
 	lines map[uint64]LineRange
 }
+
+// Waiting reports whether lines wait to be read from a later generation
+// (a reader need not read a delta with no new lines otherwise).
+func (fl *Follower) Waiting() bool { return len(fl.pending) > 0 }
 
 type pendingLines struct {
 	LineRange
@@ -430,10 +449,24 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 			add(id, p.LineRange)
 		}
 	}
+	now := s.Index().Generation()
+	if now < fl.snapGen {
+		fl.pending, fl.copies = nil, nil // an index built anew
+	}
+	fl.snapGen = now
 	for _, copies := range []map[uint64]uint64{d.CopiesBefore, d.Copies} {
 		for n, src := range copies {
 			if fl.copies == nil {
 				fl.copies = map[uint64]uint64{}
+			}
+			// Two copies of one source (a dated copy and another): the
+			// one holding more of its lines.
+			if n0, ok := fl.copies[src]; ok && n0 != n {
+				if f0, ok := s.FileByID(n0); ok {
+					if f, ok := s.FileByID(n); !ok || f0.Record().Lines >= f.Record().Lines {
+						continue
+					}
+				}
 			}
 			fl.copies[src] = n
 		}
@@ -460,6 +493,9 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 		fl.pending[id] = p
 	}
 	fl.gen, fl.lines = gen, lines
+	if len(lines) == 0 {
+		return nil // nothing new nor pending to read here (no sync, no search)
+	}
 	return fl.search(ctx, s, q, lines, after, fn)
 }
 
@@ -477,7 +513,7 @@ func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, lines map
 		fl.pending[id] = pendingLines{r, g}
 	}
 	for id, p := range fl.pending {
-		if now > p.gen+followKeep {
+		if now < p.gen || now > p.gen+followKeep { // (below: an index built anew)
 			delete(fl.pending, id)
 		}
 	}

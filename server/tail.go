@@ -257,7 +257,7 @@ var errNoSnapshot = errors.New("no index open")
 // the snapshot no longer has, copytruncate's source, the Follower reads
 // from its copy, now or once the copy holds them).
 func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (int, error) {
-	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 && len(g.delta.CopiesBefore) == 0 {
+	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 && !st.follow.Waiting() {
 		return 0, nil
 	}
 	sn := st.s.acquire()
