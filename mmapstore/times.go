@@ -53,19 +53,12 @@ func (s *Segment) TimeGroupOf(g uint32) (TimeGroup, error) {
 // does. (Checking each delta, as appendGroupTimes does for the times it
 // keeps, and appending them, was most of a hit's cost.)
 func (s *Segment) timeAt(g uint32, k int) (int64, error) {
-	tg, err := s.TimeGroupOf(g)
+	tg, b, err := s.groupDeltas(g, k)
 	if err != nil {
 		return 0, err
-	}
-	if !tg.Timed {
-		return 0, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
 	}
 	if k == 0 {
 		return tg.Base, nil
-	}
-	b, err := s.readTail(&s.lineTimes, tg.pos, uint64(k)*binary.MaxVarintLen64)
-	if err != nil {
-		return 0, err
 	}
 	bad := func(why string) error {
 		return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "%s in group %d", why, g))
@@ -169,29 +162,36 @@ func (s *Segment) WalkTimes(si int, from uint32, fn func(line uint32, t int64) b
 	return nil
 }
 
-// appendGroupTimes appends the times of lines 0..last of group g to dst.
-// It is the one decoder of line times, and a plain loop: a callback per
-// line cost as much as the decoding.
-func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, error) {
+// groupDeltas reads the time entry of line group g of a timed span and
+// the bytes that hold at least its first n deltas (none for n 0).
+func (s *Segment) groupDeltas(g uint32, n int) (TimeGroup, []byte, error) {
 	tg, err := s.TimeGroupOf(g)
 	if err != nil {
-		return dst, err
+		return tg, nil, err
 	}
 	if !tg.Timed {
-		return dst, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
+		return tg, nil, s.damaged(s.corrupt("time groups", int64(s.timeGroups.off)+int64(g)*TimeGroupSize, "group %d of a timed span has no times", g))
+	}
+	if n == 0 {
+		return tg, nil, nil
+	}
+	b, err := s.readTail(&s.lineTimes, tg.pos, uint64(n)*binary.MaxVarintLen64)
+	return tg, b, err
+}
+
+// appendGroupTimes appends the times of lines 0..last of group g to dst,
+// each delta and time checked (timeAt sums to one line unchecked): a plain
+// loop, as a callback per line cost as much as the decoding.
+func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, error) {
+	tg, b, err := s.groupDeltas(g, last)
+	if err != nil {
+		return dst, err
 	}
 	if cap(dst)-len(dst) <= last {
 		dst = slices.Grow(dst, GroupSize) // once, not a doubling per power of two
 	}
 	t := tg.Base
 	dst = append(dst, t)
-	if last == 0 {
-		return dst, nil
-	}
-	b, err := s.readTail(&s.lineTimes, tg.pos, uint64(last)*binary.MaxVarintLen64)
-	if err != nil {
-		return dst, err
-	}
 	// The bounds a delta must keep to, divided once per group: two
 	// divisions per line were most of the decoding's cost.
 	dmax, dmin := math.MaxInt64/tg.unit, math.MinInt64/tg.unit
@@ -224,11 +224,11 @@ func (s *Segment) appendGroupTimes(g uint32, last int, dst []int64) ([]int64, er
 	return dst, nil
 }
 
-// GroupTimes appends to dst the times of the first n lines of the k-th
-// line group of span si (n < 0 or past the group's end: all of them, up
-// to GroupSize lines), decoding the group once: a task walking a span's
-// lines in order reads each group's times once (TimeAt gives one line).
-func (s *Segment) GroupTimes(si int, k uint32, n int, dst []int64) ([]int64, error) {
+// GroupTimes appends to dst the times of the lines of the k-th line group
+// of span si (up to GroupSize), decoding the group once: a task walking a
+// span's lines in order reads each group's times once (TimeAt gives one
+// line).
+func (s *Segment) GroupTimes(si int, k uint32, dst []int64) ([]int64, error) {
 	if err := s.check(); err != nil {
 		return dst, err
 	}
@@ -236,13 +236,7 @@ func (s *Segment) GroupTimes(si int, k uint32, n int, dst []int64) ([]int64, err
 	if !sp.Timed || k*GroupSize >= sp.NumLines {
 		return dst, fmt.Errorf("span %d has no time group %d", si, k)
 	}
-	if all := min(GroupSize, int(sp.NumLines-k*GroupSize)); n < 0 || n > all {
-		n = all
-	}
-	if n == 0 {
-		return dst, nil
-	}
-	return s.appendGroupTimes(sp.FirstGroup+k, n-1, dst)
+	return s.appendGroupTimes(sp.FirstGroup+k, min(GroupSize, int(sp.NumLines-k*GroupSize))-1, dst)
 }
 
 // TZ is the zone the index's times were computed in, for timestamps that

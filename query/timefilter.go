@@ -294,7 +294,8 @@ func (st *spanTimes) at(id uint32) (int64, bool, error) {
 	}
 	rel := id - st.sp.FirstLine
 	k := int(rel % mmapstore.GroupSize)
-	if g := int64(rel / mmapstore.GroupSize); g != st.group {
+	g := int64(rel / mmapstore.GroupSize)
+	if g != st.group {
 		// A new group: only the line asked for (hits far apart need one
 		// line of each group); a later line of the same group decodes
 		// all of it at once.
@@ -305,13 +306,13 @@ func (st *spanTimes) at(id uint32) (int64, bool, error) {
 		}
 		st.group, st.times = g, st.times[:0]
 		return t, true, nil
-	} else if k >= len(st.times) {
+	}
+	if k >= len(st.times) {
 		var err error
-		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), -1, st.times[:0]); err != nil {
+		if st.times, err = st.seg.GroupTimes(st.si, uint32(g), st.times[:0]); err != nil {
 			st.group = -1
 			return 0, false, err
 		}
-		st.group = g
 		if k >= len(st.times) {
 			st.group = -1
 			return 0, false, fmt.Errorf("line %d beyond its time group", id)
