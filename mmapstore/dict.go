@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -197,9 +198,8 @@ func (s *Segment) PrefetchTermBlocks() {
 	if s.m == nil || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
 		return
 	}
-	now := time.Now().UnixNano()
-	if last := s.blocksChecked.Load(); now-last < int64(residencyRecheck) || !s.blocksChecked.CompareAndSwap(last, now) {
-		return // looked at lately, or by a search beside this one
+	if !dueForLook(&s.blocksChecked) {
+		return
 	}
 	// The binary search's first probe: the middle block's offsets.
 	if res, err := s.m.Resident(int64(s.blocks.off)+int64(s.nblocks/2)*4, 8); err != nil || res == 8 {
@@ -212,6 +212,15 @@ func (s *Segment) PrefetchTermBlocks() {
 // residencyRecheck is how long PrefetchTermBlocks and PrefetchLines trust
 // what they found of a section's residency.
 const residencyRecheck = time.Second
+
+// dueForLook reports whether a section's residency is to be looked at
+// now, given when it was last (unix ns, updated here): not within
+// residencyRecheck, and not by a search beside this one.
+func dueForLook(checked *atomic.Int64) bool {
+	now := time.Now().UnixNano()
+	last := checked.Load()
+	return now-last >= int64(residencyRecheck) && checked.CompareAndSwap(last, now)
+}
 
 // chunksAround is [off, off+n) of a section secLen bytes long, rounded
 // out to the chunks that reading it verifies.

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
-	"time"
 )
 
 // LineLoc is where a line lives: its span and its bytes in the file.
@@ -36,9 +35,8 @@ func (s *Segment) PrefetchLines(si int) error {
 	if s.m == nil || si < 0 || si >= len(s.spans) || si >= len(s.linesChecked) {
 		return nil
 	}
-	now := time.Now().UnixNano()
-	if last := s.linesChecked[si].Load(); now-last < int64(residencyRecheck) || !s.linesChecked[si].CompareAndSwap(last, now) {
-		return nil // looked at lately, or by a search beside this one
+	if !dueForLook(&s.linesChecked[si]) {
+		return nil
 	}
 	sp := &s.spans[si]
 	_, lo, err := s.group(sp.FirstGroup)
