@@ -12,6 +12,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
+	"github.com/logdex/logdex/query/live"
 )
 
 // LineRange is the line numbers [From, To) of a file.
@@ -135,7 +136,8 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		case isCopy:
 			from = max(from, shown(src)+1)
 			copied[src] = max(copied[src], rec.Lines)
-			if _, inPrev := prev.File(src); inPrev || s.hasFile(src) {
+			_, inPrev := prev.File(src)
+			if _, inNow := s.FileByID(src); inPrev || inNow {
 				if dl.CopiesBefore == nil {
 					dl.CopiesBefore = map[uint64]uint64{}
 				}
@@ -187,12 +189,6 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	return dl
 }
 
-// hasFile reports whether the index holds file id.
-func (s *Searcher) hasFile(id uint64) bool {
-	_, ok := s.FileByID(id)
-	return ok
-}
-
 // copyOf returns the index of the record in olds that f is a copy of, or
 // -1: f starts as that file did and is at least as long. A rotated name
 // may also be a copy of the live file in progress (logrotate copies in
@@ -203,9 +199,8 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 	if len(olds) == 0 {
 		return -1
 	}
-	// The indexed file, wherever it is now (rotations go on renaming).
-	h, err := s.logs.Stat(f.lf, true)
-	if err != nil || h.File() == nil || h.Stale() != nil {
+	h := s.asIndexed(f) // wherever it is now (rotations go on renaming)
+	if h == nil {
 		return -1
 	}
 	defer h.Close()
@@ -249,13 +244,23 @@ func (s *Searcher) startsWith(id uint64, n int64, fp uint64) bool {
 	if !ok {
 		return false
 	}
-	h, err := s.logs.Stat(f.lf, true)
-	if err != nil || h.File() == nil || h.Stale() != nil {
+	h := s.asIndexed(f)
+	if h == nil {
 		return false
 	}
 	defer h.Close()
 	ok, _ = logfile.SameStart(h.File(), n, fp)
 	return ok
+}
+
+// asIndexed opens f to read, wherever it is now, when it still holds
+// what was indexed of it (nil otherwise); the caller closes the handle.
+func (s *Searcher) asIndexed(f *File) *live.Handle {
+	h, err := s.logs.Stat(f.lf, true)
+	if err != nil || h.File() == nil || h.Stale() != nil {
+		return nil
+	}
+	return h
 }
 
 // TailPos is a position in the hits of one delta, which are ordered by
@@ -449,9 +454,38 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 			add(id, p.LineRange)
 		}
 	}
+	fl.learnCopies(s, d)
+	for id, p := range fl.pending {
+		if n, ok := fl.copies[id]; ok {
+			delete(fl.pending, id)
+			f, _ := s.FileByID(n)
+			addHeld(id, n, f, p) // in the copy, under the same numbers
+		} else if f, ok := s.FileByID(id); ok {
+			delete(fl.pending, id)
+			addHeld(id, id, f, p) // still indexed: read again (renamed meanwhile?)
+		}
+	}
+	for id, p := range later {
+		if fl.pending == nil {
+			fl.pending = map[uint64]pendingLines{}
+		}
+		fl.pending[id] = p
+	}
+	fl.gen, fl.lines = gen, lines
+	if len(lines) == 0 {
+		return nil // nothing new nor pending to read here (no sync, no search)
+	}
+	return fl.search(ctx, s, q, lines, after, fn)
+}
+
+// learnCopies records the copies d names, as s has them, and forgets the
+// copies s no longer has; with s from an index built anew (a lower
+// generation), whose file ids mean other files, it forgets everything
+// first.
+func (fl *Follower) learnCopies(s *Searcher, d Delta) {
 	now := s.Index().Generation()
 	if now < fl.snapGen {
-		fl.pending, fl.copies = nil, nil // an index built anew
+		fl.pending, fl.copies = nil, nil
 	}
 	fl.snapGen = now
 	for _, copies := range []map[uint64]uint64{d.CopiesBefore, d.Copies} {
@@ -476,27 +510,6 @@ func (fl *Follower) Read(ctx context.Context, s *Searcher, q *Query, gen uint64,
 			delete(fl.copies, src) // the copy is gone too
 		}
 	}
-	for id, p := range fl.pending {
-		if n, ok := fl.copies[id]; ok {
-			delete(fl.pending, id)
-			f, _ := s.FileByID(n)
-			addHeld(id, n, f, p) // in the copy, under the same numbers
-		} else if f, ok := s.FileByID(id); ok {
-			delete(fl.pending, id)
-			addHeld(id, id, f, p) // still indexed: read again (renamed meanwhile?)
-		}
-	}
-	for id, p := range later {
-		if fl.pending == nil {
-			fl.pending = map[uint64]pendingLines{}
-		}
-		fl.pending[id] = p
-	}
-	fl.gen, fl.lines = gen, lines
-	if len(lines) == 0 {
-		return nil // nothing new nor pending to read here (no sync, no search)
-	}
-	return fl.search(ctx, s, q, lines, after, fn)
 }
 
 func (fl *Follower) search(ctx context.Context, s *Searcher, q *Query, lines map[uint64]LineRange, after TailPos, fn func(*Hit) error) error {
