@@ -1,6 +1,9 @@
 package mmapstore
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Hooks for the external tests (package mmapstore_test), which build real
 // indexes with the indexer package and so cannot live in this package.
@@ -66,13 +69,7 @@ func (s *Segment) TermBlocksResident() (resident, size int64) {
 
 // SetTermBlocksCheck sets when PrefetchTermBlocks last looked at the term
 // blocks (the zero time: never).
-func (s *Segment) SetTermBlocksCheck(t time.Time) {
-	if t.IsZero() {
-		s.blocksChecked.Store(0)
-		return
-	}
-	s.blocksChecked.Store(t.UnixNano())
-}
+func (s *Segment) SetTermBlocksCheck(t time.Time) { setLooked(&s.blocksChecked, t) }
 
 // LinesResident is how much of span si's offset index (the part
 // PrefetchLines reads) is in the page cache, of how much.
@@ -88,10 +85,13 @@ func (s *Segment) LinesResident(si int) (resident, size int64) {
 
 // SetLinesCheck sets when PrefetchLines last looked at span si (the zero
 // time: never).
-func (s *Segment) SetLinesCheck(si int, t time.Time) {
-	if t.IsZero() {
-		s.linesChecked[si].Store(0)
-		return
+func (s *Segment) SetLinesCheck(si int, t time.Time) { setLooked(&s.linesChecked[si], t) }
+
+// setLooked sets a dueForLook time (the zero time: never).
+func setLooked(checked *atomic.Int64, t time.Time) {
+	var ns int64
+	if !t.IsZero() {
+		ns = t.UnixNano()
 	}
-	s.linesChecked[si].Store(t.UnixNano())
+	checked.Store(ns)
 }

@@ -345,13 +345,7 @@ func TestPrefetchTermBlocks(t *testing.T) {
 	ix := openEvicted(t, 16<<20, 8<<20) // a unique id a line: many blocks
 	waitResident := func(s *Segment) {
 		t.Helper()
-		r, n := s.TermBlocksResident()
-		for deadline := time.Now().Add(5 * time.Second); r < n; r, _ = s.TermBlocksResident() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d of %d bytes of term blocks resident after PrefetchTermBlocks", s.Name(), r, n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitForResident(t, s.Name()+": term blocks after PrefetchTermBlocks", s.TermBlocksResident, func(r, n int64) bool { return r == n })
 	}
 	for _, s := range ix.Segments() {
 		r, n := s.TermBlocksResident()
@@ -394,14 +388,8 @@ func TestPrefetchLines(t *testing.T) {
 	}
 	waitResident := func() {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if r, n := s.LinesResident(0); r*2 >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d bytes of the offset index resident after PrefetchLines", r, n)
-			}
-		}
+		linesResident := func() (int64, int64) { return s.LinesResident(0) }
+		waitForResident(t, "the offset index after PrefetchLines", linesResident, func(r, n int64) bool { return r*2 >= n })
 	}
 	s.SetLinesCheck(0, time.Now())
 	if err := s.PrefetchLines(0); err != nil { // looked at just now: nothing read
@@ -416,4 +404,19 @@ func TestPrefetchLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitResident()
+}
+
+// waitForResident waits up to 5 s for resident's bytes to be enough (prefetches
+// are asynchronous).
+func waitForResident(t *testing.T, what string, resident func() (r, n int64), enough func(r, n int64) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, n := resident()
+		if enough(r, n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d of %d bytes resident", what, r, n)
+		}
+	}
 }
