@@ -226,6 +226,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	if err != nil {
 		return fail(err)
 	}
+	defer server.PaceGC()()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info().Str("addr", ln.Addr().String()).Int("pid", os.Getpid()).Msg("listening")

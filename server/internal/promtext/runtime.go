@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,10 +71,20 @@ func counter(name, help string, v float64) Family {
 	return Family{Name: name, Help: help, Type: Counter, Metrics: []Metric{{Value: v}}}
 }
 
-// gcPercent is GOGC as the runtime reads it at start-up (readGOGC, then
-// negative means off): nothing in logdex calls debug.SetGCPercent, the
-// only other way to set it, and only runtime/metrics reads it back.
+// reportedGCPercent is the percentage the server's pacing set (0: none).
+var reportedGCPercent atomic.Int64
+
+// ReportGCPercent records the GOGC percentage set with
+// debug.SetGCPercent (0: none set, the environment's holds), which only
+// runtime/metrics could read back.
+func ReportGCPercent(p int) { reportedGCPercent.Store(int64(p)) }
+
+// gcPercent is the percentage reported set, else GOGC as the runtime
+// reads it at start-up (readGOGC, then negative means off).
 func gcPercent() int {
+	if p := reportedGCPercent.Load(); p != 0 {
+		return int(p)
+	}
 	v := os.Getenv("GOGC")
 	if v == "off" {
 		return -1
