@@ -582,37 +582,54 @@ func TestVersions(t *testing.T) {
 }
 
 // BenchmarkLineTime times one line in a group picked at random, as a page
-// of hits spread over a file does: lines 0.1-3 s apart in ms (uvarint
-// deltas of one and two bytes, mixed).
+// of hits spread over a file does, its deltas in ms: "two-byte", lines
+// 0.1-3 s apart (uvarint deltas of two bytes); "mixed", a third of them
+// under 64 ms apart and the rest up to 8 s, shuffled, as in the benchmark
+// corpus (40% of its delta bytes have the continuation bit).
 func BenchmarkLineTime(b *testing.B) {
-	lt := NewLineTable()
-	lt.BeginSpan(SegFile{ID: 1, Path: "app.log", Size: 1 << 30}, 0, 1)
-	r := rand.New(rand.NewPCG(1, 2))
-	now := int64(1.7e18)
-	const lines = 1 << 16
-	for range lines {
-		id := lt.AddLine(100)
-		now += (100 + r.Int64N(2900)) * 1e6
-		lt.SetTime(id, now)
-	}
-	lt.EndSpan()
-	data, err := EncodeSegment(&SegmentInput{Lines: lt, Terms: &testTerms{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := ParseSegment("bench", data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids := make([]uint32, 1024)
-	for i := range ids {
-		ids[i] = uint32(r.IntN(lines))
-	}
-	i := 0
-	for b.Loop() {
-		if _, _, err := s.LineTime(ids[i%len(ids)]); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	for _, c := range []struct {
+		name  string
+		delta func(r *rand.Rand) int64
+	}{
+		{"two-byte", func(r *rand.Rand) int64 { return 100 + r.Int64N(2900) }},
+		{"mixed", func(r *rand.Rand) int64 {
+			if r.IntN(3) == 0 {
+				return r.Int64N(64)
+			}
+			return 64 + r.Int64N(8000)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lt := NewLineTable()
+			lt.BeginSpan(SegFile{ID: 1, Path: "app.log", Size: 1 << 30}, 0, 1)
+			r := rand.New(rand.NewPCG(1, 2))
+			now := int64(1.7e18)
+			const lines = 1 << 16
+			for range lines {
+				id := lt.AddLine(100)
+				now += c.delta(r) * 1e6
+				lt.SetTime(id, now)
+			}
+			lt.EndSpan()
+			data, err := EncodeSegment(&SegmentInput{Lines: lt, Terms: &testTerms{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := ParseSegment("bench", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids := make([]uint32, 1024)
+			for i := range ids {
+				ids[i] = uint32(r.IntN(lines))
+			}
+			i := 0
+			for b.Loop() {
+				if _, _, err := s.LineTime(ids[i%len(ids)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -64,8 +64,8 @@ func (s *Segment) timeAt(g uint32, k int) (int64, error) {
 		return s.damaged(s.corrupt("line times", int64(s.lineTimes.off+tg.pos), "%s in group %d", why, g))
 	}
 	// |sum| stays below GroupSize<<56: no overflow.
-	var sum int64
-	for i := 0; i < k; i++ {
+	sum, i, b := sumZigzags(b, k)
+	for ; i < k; i++ {
 		var u uint64
 		switch { // uvarints, the short ones inline
 		case len(b) > 0 && b[0] < 0x80:

@@ -88,3 +88,45 @@ func BenchmarkSumVarints(b *testing.B) {
 		})
 	}
 }
+
+// TestSumZigzags compares sumZigzags, then the rest decoded one by one,
+// with decoding every delta one by one: lists of one- and two-byte
+// varints, positive and negative, some with longer ones among them, and
+// cut at every count.
+func TestSumZigzags(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for trial := range 3000 {
+		var b []byte
+		var want []int64
+		n := r.IntN(80)
+		for range n {
+			var d int64
+			switch x := r.IntN(100); {
+			case x < 45:
+				d = r.Int64N(128) - 64 // one byte
+			case x < 95 || trial%3 == 0:
+				d = r.Int64N(1<<14) - 1<<13 // two bytes (or one)
+			default:
+				d = r.Int64N(1<<40) - 1<<39 // longer
+			}
+			b = binary.AppendUvarint(b, uint64(d<<1^d>>63))
+			want = append(want, d)
+		}
+		b = append(b, 0xff, 0xff) // (bytes after the list are not read)
+		for k := 0; k <= n; k++ {
+			var ref int64
+			for _, d := range want[:k] {
+				ref += d
+			}
+			sum, added, rest := sumZigzags(b, k)
+			for ; added < k; added++ {
+				u, w := binary.Uvarint(rest)
+				sum += unzigzag(u)
+				rest = rest[w:]
+			}
+			if sum != ref {
+				t.Fatalf("trial %d, %d deltas of %d: sum %d, want %d (bytes %x)", trial, k, n, sum, ref, b)
+			}
+		}
+	}
+}
