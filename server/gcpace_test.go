@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -28,13 +29,15 @@ func TestGCPercentFor(t *testing.T) {
 }
 
 // TestRepaceGC: the percentage follows the live heap the runtime reports,
-// a small one and one of 256 MiB, and PaceGC's stop puts it back.
+// raised for the test binary's few MB and back to 100 for 256 MiB; stop
+// puts back the percentage PaceGC found, once its last caller stops.
 func TestRepaceGC(t *testing.T) {
 	t.Setenv("GOGC", "") // (unset: PaceGC leaves a GOGC set alone)
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64)) // (a GOMEMLIMIT would lower the target)
 	runtime.GC()
-	if got := repaceGC(100); got != gcMaxPercent {
-		t.Errorf("small heap: %d, want %d", got, gcMaxPercent)
+	if got := repaceGC(100); got <= 200 {
+		t.Errorf("a heap of a few MB: percentage %d, want it raised", got)
 	}
 	big := make([]byte, 256<<20)
 	runtime.GC()
@@ -42,9 +45,18 @@ func TestRepaceGC(t *testing.T) {
 		t.Errorf("256 MiB live: %d, want 100", got)
 	}
 	runtime.KeepAlive(big)
-	stop := PaceGC()
-	stop()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("after stop: %d, want 100", got)
+	big = nil
+	runtime.GC()
+
+	debug.SetGCPercent(150)
+	stop1, stop2 := PaceGC(), PaceGC()
+	stop1()
+	stop1() // (twice: once counts)
+	if pacer.users != 1 {
+		t.Errorf("%d users after one of two stopped", pacer.users)
+	}
+	stop2()
+	if got := debug.SetGCPercent(100); got != 150 {
+		t.Errorf("after stop: %d, want 150", got)
 	}
 }
