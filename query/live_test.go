@@ -162,6 +162,29 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 				}
 				time.Sleep(time.Millisecond)
 			}
+			// Paged by cursors, one hit a page (every hit a cursor), the
+			// answer is the same, each line once:
+			// a rotated file shown under its new name keeps its place in
+			// path order (that of its indexed name).
+			var paged []gotLine
+			var after *Cursor
+			for page := 0; ; page++ {
+				n := 0
+				_, err := s.Search(t.Context(), q, Options{Limit: 1, After: after, Text: true}, func(h *Hit) error {
+					paged = append(paged, gotLine{h.File.Path, h.Line, string(h.Text)})
+					c := h.Cursor()
+					after = &c
+					n++
+					return nil
+				})
+				must(t, err)
+				if n < 1 || page > len(got) {
+					break
+				}
+			}
+			if err := diffLines(paged, got); err != nil {
+				t.Fatalf("paged one hit at a time after the change: %v", err)
+			}
 			// A file deleted or replaced is not kept open (its disk space
 			// must be freed).
 			for _, p := range paths {

@@ -167,8 +167,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	verifyHere := countFromIndex && opt.Limit == 0 && budget == nil
 	var ls lineState
 	var tsBuf []*task
-	// send emits a file's tasks (false: the search was cancelled).
-	send := func(f *File, h *live.Handle, ts []*task) bool {
+	// send emits a file's tasks, its lines up to after not wanted (false:
+	// the search was cancelled).
+	send := func(f *File, h *live.Handle, ts []*task, after int64) bool {
 		if !flushCounted() {
 			h.Close()
 			return false
@@ -183,9 +184,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			if opt.Histogram != nil {
 				t.hist = &Histogram{Start: opt.Histogram.Start, Step: opt.Histogram.Step, Counts: make([]int64, len(opt.Histogram.Counts))}
 			}
-			if opt.After != nil && f.Path == opt.After.Path {
-				t.after = opt.After.Line
-			}
+			t.after = after
 			if limited {
 				t.after, t.until = max(t.after, only.From-1), only.To-1
 			}
@@ -208,7 +207,8 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			return ctx.Err()
 		}
 		dirs.At(fi)
-		if opt.After != nil && f.Path < opt.After.Path || opt.Log != "" && f.log != opt.Log {
+		indexed := f.Path
+		if opt.After != nil && f.Path < opt.After.orderPath() || opt.Log != "" && f.log != opt.Log {
 			continue
 		}
 		only, limited = opt.Only[f.ID]
@@ -272,7 +272,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			// search; its own indexed file is nowhere to be found.
 			stale := h.Stale() != nil
 			h.Close()
-			if stale && !send(f, live.Failed(live.ErrDeleted), nil) {
+			if stale && !send(f, live.Failed(live.ErrDeleted), nil, 0) {
 				return ctx.Err()
 			}
 			continue
@@ -289,7 +289,20 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 					if timing {
 						t.rtimer = newReadTimer(s.loc, f.Record(), false)
 					}
-					if !send(fc, cur, []*task{t}) {
+					after, skip := int64(0), false
+					if c := opt.After; c != nil && c.orderPath() == f.Path {
+						// The cursor is in this file, or in the renamed one
+						// after it (then this one was all shown), or (the
+						// rename came since) in the indexed file when it
+						// had not moved: this one's lines are new.
+						after, skip = c.Line, c.Indexed != ""
+						if !c.AtPath && c.Indexed == "" {
+							after = 0
+						}
+					}
+					if skip {
+						cur.Close()
+					} else if !send(fc, cur, []*task{t}, after) {
 						return ctx.Err()
 					}
 				} else if err == nil {
@@ -349,7 +362,13 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				continue
 			}
 		}
-		if !send(f, h, ts) {
+		// The indexed file's lines up to the cursor were shown, unless the
+		// cursor is in the file its path holds now, which comes first.
+		var after int64
+		if c := opt.After; c != nil && c.orderPath() == indexed && !(c.AtPath && h.Moved() != "") {
+			after = c.Line
+		}
+		if !send(f, h, ts, after) {
 			return ctx.Err()
 		}
 	}
@@ -426,7 +445,7 @@ func (f *File) renamed(newRel string) *File {
 	// (Not a compressed file: those do not move, their content is the
 	// name's; ci stays zero.)
 	return &File{ID: f.ID, Path: f.Path[:strings.LastIndexByte(f.Path, '/')+1] + path.Base(newRel),
-		s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, spans: f.spans}
+		s: f.s, lf: f.lf, log: f.log, rotation: f.rotation, spans: f.spans, indexedPath: f.Path}
 }
 
 // atPath is a copy of f standing for the file its path holds now (not

@@ -26,16 +26,42 @@ type Cursor struct {
 	Line  int64  `json:"l"`
 	Time  int64  `json:"t,omitempty"`
 	Timed bool   `json:"tt,omitempty"`
+	// Indexed is the path the hit's file was indexed under when it was
+	// shown under another (renamed since: rotated), and AtPath says the
+	// hit came from the file a path holds now in place of its indexed one
+	// (which comes before that one). Path order walks indexed paths: a
+	// page's cursor must name its place among them, not the path shown
+	// (a rotated app.log shown as app.log.1 sorts where app.log does, and
+	// the next page went on from app.log.1, losing the rest of its lines).
+	Indexed string `json:"i,omitempty"`
+	AtPath  bool   `json:"a,omitempty"`
 	// PathB64 holds Path's bytes when they are not valid UTF-8 (a JSON
 	// string would replace them, and paging would compare another path).
-	PathB64 []byte `json:"b,omitempty"`
+	PathB64    []byte `json:"b,omitempty"`
+	IndexedB64 []byte `json:"ib,omitempty"`
+}
+
+// orderPath is the indexed path the cursor's file sorts at in path order.
+func (c *Cursor) orderPath() string {
+	if c.Indexed != "" {
+		return c.Indexed
+	}
+	return c.Path
+}
+
+// Cursor is the position of the hit, for Options.After.
+func (h *Hit) Cursor() Cursor {
+	return Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed, Indexed: h.File.indexedPath, AtPath: h.File.atPathNow}
 }
 
 // Encode renders the cursor as an opaque token.
 func (c Cursor) Encode() string {
-	c.PathB64 = nil
+	c.PathB64, c.IndexedB64 = nil, nil
 	if !utf8.ValidString(c.Path) {
 		c.PathB64 = []byte(c.Path)
+	}
+	if !utf8.ValidString(c.Indexed) {
+		c.IndexedB64 = []byte(c.Indexed)
 	}
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -53,6 +79,9 @@ func DecodeCursor(s string) (*Cursor, error) {
 	}
 	if c.PathB64 != nil {
 		c.Path, c.PathB64 = string(c.PathB64), nil
+	}
+	if c.IndexedB64 != nil {
+		c.Indexed, c.IndexedB64 = string(c.IndexedB64), nil
 	}
 	return &c, nil
 }
@@ -415,7 +444,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		}
 		for i := range t.hits {
 			h := &t.hits[i]
-			if opt.After != nil && t.file.Path == opt.After.Path && h.line <= opt.After.Line {
+			if h.line <= t.after { // (before the cursor, or before Options.Only's range)
 				continue
 			}
 			st.Total++

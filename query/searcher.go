@@ -36,6 +36,9 @@ type File struct {
 	// atPathNow marks a copy standing for the file its path holds now,
 	// which is not the indexed one (that one was renamed away).
 	atPathNow bool
+	// indexedPath is the path the file was indexed under, for a copy
+	// showing it under the name it was renamed to (else empty).
+	indexedPath string
 }
 
 // Record is the file's index record (a copy).

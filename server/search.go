@@ -335,7 +335,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 				out.writeByte(',')
 			}
 			n++
-			last = query.Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed}
+			last = h.Cursor()
 			hl = clipRanges(q.AppendHighlights(hl[:0], h.Text), clippedLen(h.Text))
 			var before, after []query.Line
 			if p.context > 0 {
