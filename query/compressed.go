@@ -144,20 +144,26 @@ func (d *decompressed) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // ReadCompressed opens f's decompressed content for reading by offset (the
-// caller closes the returned file), with its size as indexed.
-func (s *Searcher) ReadCompressed(f *File) (io.ReaderAt, *os.File, int64, error) {
+// caller closes the returned file), with its size as indexed (its lines,
+// the last one's newline supplied when it had none) and the size of the
+// content itself as far as indexed (what zcat prints: without that
+// newline, when known).
+func (s *Searcher) ReadCompressed(f *File) (r io.ReaderAt, fh *os.File, indexed, content int64, err error) {
 	h, err := s.logs.Check(f.lf)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
 	if h.Stale() != nil {
 		h.Close()
-		return nil, nil, 0, h.Stale()
+		return nil, nil, 0, 0, h.Stale()
 	}
-	r, err := s.source(f, h)
-	if err != nil {
+	if r, err = s.source(f, h); err != nil {
 		h.Close()
-		return nil, nil, 0, err
+		return nil, nil, 0, 0, err
 	}
-	return r, h.File(), f.Record().Indexed, nil
+	indexed, content = f.Record().Indexed, f.Record().Indexed
+	if d, ok := r.(*decompressed); ok {
+		content = min(content, d.size)
+	}
+	return r, h.File(), indexed, content, nil
 }

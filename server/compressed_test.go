@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +109,84 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCompressedContentEdges: a compressed file's content is what zcat
+// prints (no newline the indexer supplied after a last line without one);
+// the stored gzip goes out with its length (so by sendfile, not chunked)
+// only to a client that takes gzip (q=0.0 refuses it) and only when the
+// file is whole; several ranges of a compressed file get the whole
+// content; a compressed file deleted since indexing is 410 Gone.
+func TestCompressedContentEdges(t *testing.T) {
+	fx := newFixture(t)
+	dir := filepath.Join(fx.logs, "z")
+	must(t, os.MkdirAll(dir, 0o755))
+	gzipped := func(s string) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(s))
+		zw.Close()
+		return b.Bytes()
+	}
+	raw := "2026-11-28T10:00:00Z INFO zqyone\n2026-11-28T10:00:01Z WARN zqytwo, no newline"
+	whole := gzipped(raw)
+	long := gzipped(strings.Repeat("2026-11-28T10:00:02Z INFO zqydamaged line of filler text\n", 4000))
+	must(t, os.WriteFile(filepath.Join(dir, "nonl.log.1.gz"), whole, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "damaged.log.1.gz"), long[:len(long)/2], 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "gone.log.1.gz"), whole, 0o644))
+	fx.reindex(t)
+	ts := newTestServer(t, fx)
+	var files struct {
+		Files []fileJSON `json:"files"`
+	}
+	ts.get(t, "/api/files").json(t, &files)
+	ids := map[string]string{}
+	for _, f := range files.Files {
+		ids[path.Base(f.Path)] = fmt.Sprintf("/api/files/%d/content", f.ID)
+	}
+	plain := &http.Transport{DisableCompression: true}
+	get := func(url string, header ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, ts.ts.URL+url, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := plain.RoundTrip(req)
+		must(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		must(t, err)
+		return resp, body
+	}
+
+	c := ids["nonl.log.1.gz"]
+	if resp, body := get(c); string(body) != raw || resp.ContentLength != int64(len(raw)) {
+		t.Errorf("content: %d bytes (length %d), want zcat's %d", len(body), resp.ContentLength, len(raw))
+	}
+	if _, body := get(c, "Range", "bytes=-1"); string(body) != "e" {
+		t.Errorf("last byte: %q, want %q", body, "e")
+	}
+	resp, body := get(c, "Accept-Encoding", "gzip")
+	if resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(body, whole) || resp.ContentLength != int64(len(whole)) || len(resp.TransferEncoding) > 0 {
+		t.Errorf("gzip as stored: %q, %d bytes, length %d, transfer %v", resp.Header.Get("Content-Encoding"), len(body), resp.ContentLength, resp.TransferEncoding)
+	}
+	for _, ae := range []string{"gzip;q=0.0", "gzip; Q=0", "identity, gzip;q=0.000", "br"} {
+		if resp, body := get(c, "Accept-Encoding", ae); resp.Header.Get("Content-Encoding") != "" || string(body) != raw {
+			t.Errorf("Accept-Encoding %q: %q, %q", ae, resp.Header.Get("Content-Encoding"), body)
+		}
+	}
+	if resp, body := get(c, "Range", "bytes=40-44,0-3,40-44"); resp.StatusCode != http.StatusOK || string(body) != raw {
+		t.Errorf("several ranges: %d %q, want the whole content", resp.StatusCode, body)
+	}
+
+	d := ids["damaged.log.1.gz"]
+	if resp, body := get(d, "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "" || !strings.HasPrefix(string(body), "2026-11-28T10:00:02Z INFO zqydamaged") {
+		t.Errorf("damaged gzip: Content-Encoding %q, %d bytes", resp.Header.Get("Content-Encoding"), len(body))
+	}
+
+	must(t, os.Remove(filepath.Join(dir, "gone.log.1.gz")))
+	if resp, _ := get(ids["gone.log.1.gz"]); resp.StatusCode != http.StatusGone {
+		t.Errorf("deleted: %d, want 410", resp.StatusCode)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/logdex/logdex/query"
+	"github.com/logdex/logdex/query/live"
 )
 
 // fileJSON is one entry of /api/files.
@@ -91,7 +92,7 @@ func fileByParam(sn *snapshot, r *http.Request) (*query.File, *statusError) {
 // openError answers a file that cannot be opened without telling where it
 // is or why in detail (the log has that).
 func (s *Server) openError(w http.ResponseWriter, r *http.Request, f *query.File, err error) {
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, live.ErrDeleted) {
 		writeError(w, http.StatusGone, "file deleted since indexing")
 		return
 	}
@@ -164,7 +165,7 @@ func logHeaders(w http.ResponseWriter, filename string) http.Header {
 // asks for the whole of a gzip file gets the stored bytes with sendfile
 // and Content-Encoding: gzip.
 func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
-	dec, fh, size, err := sn.s.ReadCompressed(f)
+	dec, fh, _, size, err := sn.s.ReadCompressed(f)
 	if err != nil {
 		s.openError(w, r, f, err)
 		return
@@ -175,25 +176,59 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 		s.openError(w, r, f, err)
 		return
 	}
-	h := logHeaders(w, strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path)))
+	name := path.Base(f.Path)
+	if ext := path.Ext(name); compressedExts[ext] {
+		name = strings.TrimSuffix(name, ext)
+	}
+	h := logHeaders(w, name)
 	h.Set("Vary", "Accept-Encoding")
-	if f.Record().Compression == "gzip" && r.Header.Get("Range") == "" && acceptsGzip(r) {
+	rec := f.Record()
+	if rec.Compression == "gzip" && rec.Damage == "" && r.Header.Get("Range") == "" && acceptsGzip(r) {
+		// The stored bytes, by sendfile. ServeContent leaves out the
+		// length of a response with a Content-Encoding (for handlers that
+		// compress on the fly): without it the answer went out chunked,
+		// through a copy loop. A damaged file (indexed up to the damage)
+		// is sent decompressed, as far as it was indexed.
 		h.Set("Content-Encoding", "gzip")
 		h.Set("ETag", etag(st)+"-gz")
-		http.ServeContent(w, r, "", st.ModTime(), fh) // the stored bytes: sendfile
+		h.Set("Content-Length", strconv.FormatInt(st.Size(), 10))
+		http.ServeContent(w, r, "", st.ModTime(), fh)
 		return
 	}
 	h.Set("ETag", etag(st))
+	if strings.Contains(r.Header.Get("Range"), ",") {
+		// One range at most: ranges going backwards each decompress from
+		// a restart point before them (from the start, for a file with
+		// one), and a header holds hundreds. The whole content instead
+		// (RFC 9110 lets a server ignore Range).
+		r.Header.Del("Range")
+	}
 	http.ServeContent(w, r, "", st.ModTime(), io.NewSectionReader(dec, 0, size))
 }
 
-// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
+// compressedExts are the extensions a compressed file's name loses when
+// its decompressed content is served (one recognised by its bytes alone
+// keeps its name).
+var compressedExts = map[string]bool{".gz": true, ".zst": true, ".zstd": true, ".bz2": true, ".xz": true}
+
+// acceptsGzip reports whether the request's Accept-Encoding allows gzip:
+// named with a q-value above zero, or none.
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && strings.TrimSpace(q) != "q=0" {
-			return true
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(enc), "gzip") {
+			continue
 		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				var err error
+				if q, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					q = 0
+				}
+			}
+		}
+		return q > 0
 	}
 	return false
 }
@@ -306,7 +341,7 @@ func dropEmptySuffixRanges(r *http.Request) bool {
 func (s *Server) unsatisfiable(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
 	var size int64
 	if f.Record().Compression != "" {
-		_, fh, n, err := sn.s.ReadCompressed(f)
+		_, fh, _, n, err := sn.s.ReadCompressed(f)
 		if err != nil {
 			s.openError(w, r, f, err)
 			return

@@ -161,7 +161,7 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		// names now: a rotation in between must not send another file's
 		// bytes at these offsets.
 		if h.File.Record().Compression != "" {
-			if dec, f, size, err := rs.sn.s.ReadCompressed(h.File); err == nil {
+			if dec, f, size, _, err := rs.sn.s.ReadCompressed(h.File); err == nil {
 				rs.cur = &rawFile{f: f, size: size, dec: dec}
 				rs.files = append(rs.files, rs.cur)
 			} else {
