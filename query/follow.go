@@ -104,7 +104,10 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		log  string
 	}
 	keyOf := func(rec *mmapstore.FileRecord) logKey {
-		log, _, _ := splitRotation(rec.Path)
+		log, _, _ := splitRotation(s.rotationPath(rec))
+		if rec.Path == "" {
+			return logKey{-1, log} // (files given one by one: their roots differ)
+		}
 		return logKey{rec.Root, log}
 	}
 	olds := prev.Files() // a copy: taken once
@@ -212,7 +215,7 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 		}
 		// A copy in progress is shorter than its source: a rotated name
 		// may be one of the live file.
-		inProgress := isRotated(rec.Path) && !isRotated(old.Path)
+		inProgress := isRotation(s.rotationPath(&rec)) && !isRotation(s.rotationPath(old))
 		switch {
 		case rec.Indexed < old.Indexed && !inProgress:
 		case h.Size() >= old.FPLen: // (the copy now: it may have grown since the run)
@@ -228,13 +231,16 @@ func (s *Searcher) copyOf(f *File, olds []mmapstore.FileRecord) int {
 	return -1
 }
 
-// isRotated reports whether path names a rotation of its log (name.1,
-// name-20261129), not the live file: a copy in progress is one, and a new
-// live file that merely starts as the old one did (a start-up banner) is
-// not taken for a copy.
-func isRotated(path string) bool {
-	_, n, date := splitRotation(path)
-	return n > 0 || date != ""
+// rotationPath is the path a record's log and rotation are read from: its
+// path under its root, or, for a file given by itself (no path under its
+// root), the file's own absolute path. (A copy in progress has a rotated
+// name, and a new live file that merely starts as the old one did, a
+// start-up banner, is not taken for a copy.)
+func (s *Searcher) rotationPath(rec *mmapstore.FileRecord) string {
+	if rec.Path == "" && rec.Root >= 0 && rec.Root < len(s.roots) {
+		return s.roots[rec.Root].Abs
+	}
+	return rec.Path
 }
 
 // startsWith reports whether the indexed file id, as it is now, starts

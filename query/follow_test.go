@@ -439,3 +439,42 @@ func TestTailPendingOutlastsDeltas(t *testing.T) {
 	lt.read(n)
 	lt.check(base)
 }
+
+// TestDeltaCopyOfFileRoots: a log whose files are given one by one (serve
+// app.log app.log.1, not their directory) is one log too: copytruncate's
+// copy into app.log.1 continues app.log, and a copy into a .0 rotation
+// (savelog's naming) likewise; neither shows the copied lines again.
+func TestDeltaCopyOfFileRoots(t *testing.T) {
+	for _, rotated := range []string{"app.log.1", "app.log.0"} {
+		t.Run(rotated, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			live, old := filepath.Join(root, "app.log"), filepath.Join(root, rotated)
+			must(t, os.WriteFile(live, []byte("a1 first line of the live file\na2\na3\na4\na5\n"), 0o644))
+			must(t, os.WriteFile(old, []byte("o1 an older rotation\no2\n"), 0o644))
+			index := func(prev *mmapstore.Index) (*mmapstore.Index, *Searcher) {
+				if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{live, old}, Logger: zerolog.Nop()}); err != nil {
+					t.Fatal(err)
+				}
+				ix, err := mmapstore.OpenFrom(dir, prev)
+				must(t, err)
+				return ix, NewSearcher(ix, nil)
+			}
+			prev, _ := index(nil)
+			// copytruncate: the live file copied over the rotation (a new
+			// file there), then truncated; a new line comes.
+			b, err := os.ReadFile(live)
+			must(t, err)
+			must(t, os.Remove(old))
+			must(t, os.WriteFile(old, b, 0o644))
+			must(t, os.WriteFile(live, []byte("b1 after the rotation\n"), 0o644))
+			_, s := index(prev)
+			d := s.Delta(prev, nil)
+			for id, r := range d.Lines {
+				f, _ := s.FileByID(id)
+				if filepath.Base(f.Path) == rotated {
+					t.Errorf("%s: lines %d..%d shown again (a copy of app.log)", f.Path, r.From, r.To-1)
+				}
+			}
+		})
+	}
+}

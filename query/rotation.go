@@ -5,7 +5,8 @@ package query
 // are one log. A file's log is its path without a compression suffix and
 // without a rotation suffix (a number, or a date); its rotation is 0 for
 // the live file and counts up into the past: numbered rotations by their
-// number, dated ones newest first after them.
+// number (one more for every number when the log has a .0, logrotate's
+// `start 0` and savelog's naming), dated ones newest first after them.
 
 import (
 	"regexp"
@@ -20,8 +21,11 @@ import (
 // datedSuffix is compiled on first use: every search process would pay
 // for it at start-up, and only names ending in a digit that is not a
 // rotation number need it.
+// A date (%Y%m%d or %Y-%m-%d) with an optional time of day or epoch
+// seconds after it (logrotate's dateformat -%Y%m%d-%s, to rotate more than
+// once a day), or a month (-%Y%m).
 var datedSuffix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`[-_.]([0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6})?$`)
+	return regexp.MustCompile(`[-_.]((?:[0-9]{4}-?[0-9]{2}-?[0-9]{2})(?:[-_.]?[0-9]{2,6}|[-_.][0-9]{9,11})?|(?:19|20)[0-9]{2}-?(?:0[1-9]|1[0-2]))$`)
 })
 
 // compressedExt reports whether ext (from the last dot on) is a
@@ -34,36 +38,58 @@ func compressedExt(ext string) bool {
 	return false
 }
 
-// numberedSuffix returns the rotation number ending base (".1" to
-// ".9999") and where its dot is; ok false when there is none.
+// numberedSuffix returns the rotation number ending base (".0" to
+// ".9999") and where its dot is; ok false when there is none. A name
+// whose part before the number ends in a digit too (10.0.0.1, v1.2) is
+// numbered itself, not a rotation: per-host files would be one log.
 func numberedSuffix(base string) (n, dot int, ok bool) {
 	dot = strings.LastIndexByte(base, '.')
 	digits := base[dot+1:]
-	if dot < 0 || len(digits) < 1 || len(digits) > 4 || strings.Trim(digits, "0123456789") != "" {
+	if dot < 1 || len(digits) < 1 || len(digits) > 4 || strings.Trim(digits, "0123456789") != "" {
+		return 0, 0, false
+	}
+	if c := base[dot-1]; '0' <= c && c <= '9' {
 		return 0, 0, false
 	}
 	n, _ = strconv.Atoi(digits)
 	return n, dot, true
 }
 
-// splitRotation returns the log a path belongs to, its rotation number (0
-// for the live file or a dated rotation) and, for a dated rotation, the
-// date as written (empty otherwise).
+// splitRotation returns the log a path belongs to, its rotation number
+// (-1 for the live file or a dated rotation; a name ending in .0 is
+// numbered 0) and, for a dated rotation, the date as written, digits only
+// (empty otherwise). A year (app.log.2025) is a date, not a number: the
+// older year is the older rotation.
 func splitRotation(path string) (log string, n int, date string) {
 	base := path
 	if i := strings.LastIndexByte(path, '.'); i >= 0 && compressedExt(path[i:]) {
 		base = path[:i]
 	}
 	if base == "" || base[len(base)-1] < '0' || base[len(base)-1] > '9' {
-		return base, 0, "" // both rotation suffixes end in a digit (most paths do not: no regexp)
+		return base, -1, "" // both rotation suffixes end in a digit (most paths do not: no regexp)
 	}
 	if n, dot, ok := numberedSuffix(base); ok {
+		if len(base)-dot == 5 && n >= 1900 && n < 2200 {
+			return base[:dot], -1, base[dot+1:]
+		}
 		return base[:dot], n, ""
 	}
 	if m := datedSuffix().FindStringSubmatchIndex(base); m != nil && m[0] > strings.LastIndexByte(base, '/')+1 {
-		return base[:m[0]], 0, strings.ReplaceAll(base[m[2]:], "-", "")
+		return base[:m[0]], -1, strings.Map(func(r rune) rune {
+			if '0' <= r && r <= '9' {
+				return r
+			}
+			return -1
+		}, base[m[2]:])
 	}
-	return base, 0, ""
+	return base, -1, ""
+}
+
+// isRotation reports whether a path names a rotation of its log (name.1,
+// name.0, name-20261129), not its live file.
+func isRotation(path string) bool {
+	_, n, date := splitRotation(path)
+	return n >= 0 || date != ""
 }
 
 // assignRotations sets every file's log and rotation.
@@ -74,14 +100,29 @@ func assignRotations(files []*File) {
 	}
 	byLog := map[string][]dated{}
 	maxN := map[string]int{}
+	var zero map[string]bool // logs with a .0: every number one more
 	for _, f := range files {
 		log, n, date := splitRotation(f.Path)
-		f.log, f.rotation = log, n
+		f.log, f.rotation = log, max(n, 0)
 		if date != "" {
 			byLog[log] = append(byLog[log], dated{f, date})
 		}
+		if n == 0 {
+			if zero == nil {
+				zero = map[string]bool{}
+			}
+			zero[log] = true
+		}
 		if n > 0 { // (a missing entry reads 0: most files are not rotations)
 			maxN[log] = max(maxN[log], n)
+		}
+	}
+	for _, f := range files {
+		if zero[f.log] {
+			if _, n, _ := splitRotation(f.Path); n >= 0 {
+				f.rotation = n + 1
+				maxN[f.log] = max(maxN[f.log], n+1)
+			}
 		}
 	}
 	for log, ds := range byLog {

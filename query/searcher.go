@@ -67,6 +67,7 @@ type spanRef struct {
 type Searcher struct {
 	ix       *mmapstore.Index
 	segs     []*mmapstore.Segment
+	roots    []mmapstore.Root
 	files    []*File           // sorted by Path
 	byID     mmapstore.IDIndex // file id -> index into files
 	logs     *live.Set
@@ -152,7 +153,8 @@ func (sc Scope) appendPath(b []byte, root int, p string) ([]byte, bool) {
 // their span lists are each one allocation for all files, not one per
 // file.
 func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
-	s := &Searcher{ix: ix, segs: ix.Segments(), logs: live.NewSet(ix.Roots()), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
+	s := &Searcher{ix: ix, segs: ix.Segments(), roots: ix.Roots(), damagedFiles: ix.DamagedFiles(), loc: time.UTC}
+	s.logs = live.NewSet(s.roots)
 	if loc, err := time.LoadLocation(ix.TZ()); err == nil {
 		s.loc = loc
 	}
