@@ -188,11 +188,14 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 		// length of a response with a Content-Encoding (for handlers that
 		// compress on the fly): without it the answer went out chunked,
 		// through a copy loop. A damaged file (indexed up to the damage)
-		// is sent decompressed, as far as it was indexed.
+		// is sent decompressed, as far as it was indexed. No Last-Modified:
+		// the decompressed content has the same, and a download resumed
+		// with If-Range: <that date> would get decompressed bytes to splice
+		// onto gzip ones (its ETag differs).
 		h.Set("Content-Encoding", "gzip")
-		h.Set("ETag", etag(st)+"-gz")
+		h.Set("ETag", strings.TrimSuffix(etag(st), `"`)+`-gz"`) // (inside the quotes: `"…"-gz` reads as the other's)
 		h.Set("Content-Length", strconv.FormatInt(st.Size(), 10))
-		http.ServeContent(w, r, "", st.ModTime(), fh)
+		http.ServeContent(w, r, "", time.Time{}, fh)
 		return
 	}
 	h.Set("ETag", etag(st))

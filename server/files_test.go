@@ -242,6 +242,27 @@ func TestContentDeletedAndTruncated(t *testing.T) {
 	}
 }
 
+// TestContentFollowsRotation: a file renamed by its rotation since
+// indexing is served under its new name, by its id (the offsets a search
+// gave are its own), not the new file its old path holds.
+func TestContentFollowsRotation(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	p := filepath.Join(fx.logs, "app/worker.log")
+	old, err := os.ReadFile(p)
+	must(t, err)
+	id := ts.fileID(t, "logs/app/worker.log")
+	must(t, os.Rename(p, p+".1"))
+	must(t, os.WriteFile(p, []byte("a new live file\n"), 0o644))
+	c := fmt.Sprintf("/api/files/%d/content", id)
+	if r := ts.get(t, c); r.code != 200 || string(r.body) != string(old) {
+		t.Errorf("content after the rotation: %d, %d bytes (want the indexed %d)", r.code, len(r.body), len(old))
+	}
+	if r := ts.get(t, c, "Range", "bytes=0-9"); r.code != http.StatusPartialContent || string(r.body) != string(old[:10]) {
+		t.Errorf("range after the rotation: %d %q", r.code, r.body)
+	}
+}
+
 // TestSymlinkSwap replaces an indexed file by a symlink out of its root: it
 // must not be served, searched or named in responses.
 func TestSymlinkSwap(t *testing.T) {

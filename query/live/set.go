@@ -216,14 +216,27 @@ func (s *Set) locate(f *File) (*os.Root, string, error) {
 	return d.dir, filepath.FromSlash(f.rec.Path), nil
 }
 
-// Open opens f beneath its root. The returned file may differ from the
-// indexed one; Check tells.
+// Open opens f beneath its root: the indexed file, at its path or, when a
+// rotation renamed it since, under its new name in its directory (the
+// offsets a search gave are its own); else what its path holds now, which
+// may differ from the indexed file (Check tells).
 func (s *Set) Open(f *File) (*os.File, error) {
 	dir, name, err := s.locate(f)
 	if err != nil {
 		return nil, err
 	}
-	fh, _, err := logfile.Open(dir, name, false)
+	fh, st, err := logfile.Open(dir, name, false)
+	if err == nil {
+		if dev, ino := logfile.StatIDs(st); dev == f.rec.Dev && ino == f.rec.Ino {
+			return fh, nil
+		}
+	}
+	if h := s.moved(f); h != nil {
+		if fh != nil {
+			fh.Close()
+		}
+		return h.f, nil
+	}
 	return fh, err
 }
 
