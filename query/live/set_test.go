@@ -60,10 +60,20 @@ func TestReopenIsTheCheckedFile(t *testing.T) {
 	}
 	procSelfFD = filepath.Join(dir, "no-proc") + "/"
 	defer func() { procSelfFD = "/proc/self/fd/" }()
+	// Without /proc the file is opened by name: the indexed inode under
+	// its new name in its directory, never the new file at its path.
+	fh, err = s.Reopen(f, h)
+	must(t, err)
+	if got := read(fh); got != "ecked\n" {
+		t.Fatalf("after rotation without /proc: read %q, want the checked file's bytes", got)
+	}
+	// Renamed out of its directory: nothing to find, and the file its path
+	// holds is not taken for it.
+	must(t, os.Rename(p+".1", filepath.Join(t.TempDir(), "elsewhere")))
 	if fh, err := s.Reopen(f, h); !errors.Is(err, ErrMoved) {
 		if fh != nil {
 			fh.Close()
 		}
-		t.Fatalf("after rotation without /proc: %v, want ErrMoved", err)
+		t.Fatalf("moved away without /proc: %v, want ErrMoved", err)
 	}
 }
