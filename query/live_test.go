@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,24 +167,29 @@ func checkChange(t *testing.T, change func(t *testing.T, root string), watched b
 			// answer is the same, each line once:
 			// a rotated file shown under its new name keeps its place in
 			// path order (that of its indexed name).
-			var paged []gotLine
-			var after *Cursor
-			for page := 0; ; page++ {
-				n := 0
-				_, err := s.Search(t.Context(), q, Options{Limit: 1, After: after, Text: true}, func(h *Hit) error {
-					paged = append(paged, gotLine{h.File.Path, h.Line, string(h.Text)})
-					c := h.Cursor()
-					after = &c
-					n++
-					return nil
-				})
-				must(t, err)
-				if n < 1 || page > len(got) {
-					break
+			for _, order := range []Order{OrderPath, OrderOldest, OrderNewest} {
+				var paged []gotLine
+				var after *Cursor
+				for page := 0; ; page++ {
+					n := 0
+					_, err := s.Search(t.Context(), q, Options{Limit: 1, After: after, Text: true, Order: order}, func(h *Hit) error {
+						paged = append(paged, gotLine{h.File.Path, h.Line, string(h.Text)})
+						c := h.Cursor()
+						after = &c
+						n++
+						return nil
+					})
+					must(t, err)
+					if n < 1 || page > len(got) {
+						break
+					}
 				}
-			}
-			if err := diffLines(paged, got); err != nil {
-				t.Fatalf("paged one hit at a time after the change: %v", err)
+				slices.SortFunc(paged, func(a, b gotLine) int { return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.no, b.no)) })
+				want := slices.Clone(got)
+				slices.SortFunc(want, func(a, b gotLine) int { return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.no, b.no)) })
+				if err := diffLines(paged, want); err != nil {
+					t.Fatalf("paged one hit at a time in order %v after the change: %v", order, err)
+				}
 			}
 			// A file deleted or replaced is not kept open (its disk space
 			// must be freed).

@@ -54,6 +54,7 @@ type timedHit struct {
 	off, n int64
 	t      int64
 	timed  bool
+	binary bool
 }
 
 // before reports whether a comes before b in order o: timed lines by time
@@ -68,10 +69,26 @@ func (o Order) before(a, b *timedHit) bool {
 		}
 		return a.t < b.t
 	}
-	if a.f.Path != b.f.Path {
-		return a.f.Path < b.f.Path
+	ka, nowA := orderKey(a.f)
+	kb, nowB := orderKey(b.f)
+	if ka != kb {
+		return ka < kb
+	}
+	if nowA != nowB {
+		return nowB // the indexed file, then the one its path holds now
 	}
 	return a.line < b.line
+}
+
+// orderKey is what ties between files are broken by: the path a file was
+// indexed under (not the name a rotation gave it since: a page's cursor
+// keeps its place when logrotate runs between pages), and whether the
+// file stands for what that path holds now instead.
+func orderKey(f *File) (path string, atPathNow bool) {
+	if f.indexedPath != "" {
+		return f.indexedPath, false
+	}
+	return f.Path, f.atPathNow
 }
 
 // afterCursor reports whether h comes after the cursor in order o.
@@ -79,7 +96,7 @@ func (o Order) afterCursor(h *timedHit, c *Cursor) bool {
 	if c == nil {
 		return true
 	}
-	at := &timedHit{f: &File{Path: c.Path}, line: c.Line, t: c.Time, timed: c.Timed}
+	at := &timedHit{f: &File{Path: c.Path, indexedPath: c.Indexed, atPathNow: c.AtPath}, line: c.Line, t: c.Time, timed: c.Timed}
 	return o.before(at, h)
 }
 
@@ -106,7 +123,7 @@ func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn 
 	page := &pageHeap{o: opt.Order}
 	var total int64
 	st, err := s.Search(ctx, q, inner, func(h *Hit) error {
-		th := timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed}
+		th := timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}
 		if !opt.Order.afterCursor(&th, opt.After) {
 			return nil
 		}
@@ -142,7 +159,15 @@ func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn 
 	var buf []byte
 	for i := range hits {
 		th := &hits[i]
-		h := Hit{File: th.f, Line: th.line, Offset: th.off, Length: th.n, Time: th.t, Timed: th.timed}
+		// The file is opened again (the path-order search closed it): its
+		// handle lets the caller reopen it (Reopen: raw answers' byte
+		// ranges) as it does in path order.
+		src, err := r.handle(th.f)
+		if err != nil {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; line %d left out", th.f.Path, err, th.line))
+			continue
+		}
+		h := Hit{File: th.f, Line: th.line, Offset: th.off, Length: th.n, Time: th.t, Timed: th.timed, Binary: th.binary, src: src}
 		if opt.Text {
 			buf = grow(buf, int(th.n))
 			text, err := r.read(th.f, th.off, buf)
@@ -171,19 +196,35 @@ func newLineReader(s *Searcher) *lineReader {
 	return &lineReader{s: s, hs: map[*File]*live.Handle{}, srcs: map[*File]io.ReaderAt{}}
 }
 
-// read fills buf with the line at off of f; a line cut short by a file
-// that shrank since the search is an error.
-func (r *lineReader) read(f *File, off int64, buf []byte) ([]byte, error) {
+// handle opens f as the search read it: its indexed file (renamed by a
+// rotation, too), or, for a copy standing for the file its path holds now
+// (atPathNow), that file.
+func (r *lineReader) handle(f *File) (*live.Handle, error) {
 	h, ok := r.hs[f]
 	if !ok {
 		var err error
-		if h, err = r.s.logs.Stat(f.lf, true); err != nil {
+		if f.atPathNow {
+			h, err = r.s.logs.Check(f.lf)
+		} else {
+			h, err = r.s.logs.Stat(f.lf, true)
+		}
+		if err != nil {
 			return nil, err
 		}
 		r.hs[f] = h
 	}
 	if h.File() == nil {
 		return nil, h.Stale()
+	}
+	return h, nil
+}
+
+// read fills buf with the line at off of f; a line cut short by a file
+// that shrank since the search is an error.
+func (r *lineReader) read(f *File, off int64, buf []byte) ([]byte, error) {
+	h, err := r.handle(f)
+	if err != nil {
+		return nil, err
 	}
 	src, ok := r.srcs[f]
 	if !ok {

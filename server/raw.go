@@ -66,6 +66,7 @@ type rawStream struct {
 	pending rawRange // the range being extended; n == 0: none
 	ranges  []rawRange
 	files   []*rawFile // open files, to close at the end
+	open    map[*query.File]*rawFile
 	curFile *query.File
 	cur     *rawFile // nil with curFile set: the file is unreadable
 	dropped int      // hits past the file's current end
@@ -153,32 +154,34 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		if err := rs.flushPending(); err != nil {
 			return err
 		}
-		rs.curFile, rs.cur = h.File, nil
-		if rs.s.hookRawFile != nil {
-			rs.s.hookRawFile(h.File)
+		// A file still open is used again (a time order goes from file to
+		// file and back: one descriptor a file, not one a visit).
+		rs.curFile, rs.cur = h.File, rs.open[h.File]
+		if rs.cur == nil {
+			rs.cur = rs.openFile(h)
 		}
-		// The file the search checked and read, not whatever its path
-		// names now: a rotation in between must not send another file's
-		// bytes at these offsets.
-		if h.File.Record().Compression != "" {
-			if dec, f, size, _, err := rs.sn.s.ReadCompressed(h.File); err == nil {
-				rs.cur = &rawFile{f: f, size: size, dec: dec}
-				rs.files = append(rs.files, rs.cur)
-			} else {
-				rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot read a matched compressed file")
+		if rs.cur != nil && rs.open[h.File] == nil {
+			if rs.open == nil {
+				rs.open = map[*query.File]*rawFile{}
 			}
-		} else if f, size, err := rs.sn.s.Reopen(h); err == nil {
-			rs.cur = &rawFile{f: f, size: size}
-			rs.files = append(rs.files, rs.cur)
-		} else {
-			rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot reopen a matched file")
+			rs.open[h.File] = rs.cur
 		}
 		if rs.stream && len(rs.files) > 1 {
-			// Streaming: earlier files are done with.
-			for _, f := range rs.files[:len(rs.files)-1] {
+			// Streaming: the other files are done with (sent), unless a
+			// time order comes back to them (opened again then).
+			kept := rs.files[:0]
+			for _, f := range rs.files {
+				if f == rs.cur {
+					kept = append(kept, f)
+					continue
+				}
 				f.f.Close()
 			}
-			rs.files = rs.files[len(rs.files)-1:]
+			rs.files = kept
+			clear(rs.open)
+			if rs.cur != nil {
+				rs.open[h.File] = rs.cur
+			}
 		}
 	}
 	if rs.cur == nil || h.Offset >= rs.cur.size {
@@ -204,6 +207,31 @@ func (rs *rawStream) hit(h *query.Hit) error {
 	}
 	rs.pending = rawRange{file: rs.cur, off: h.Offset, n: end - h.Offset, nl: nl}
 	return nil
+}
+
+// openFile opens the file of h as the search checked and read it, not
+// whatever its path names now: a rotation in between must not send
+// another file's bytes at these offsets. nil: it cannot be (logged).
+func (rs *rawStream) openFile(h *query.Hit) *rawFile {
+	if rs.s.hookRawFile != nil {
+		rs.s.hookRawFile(h.File)
+	}
+	var rf *rawFile
+	if h.File.Record().Compression != "" {
+		if dec, f, size, _, err := rs.sn.s.ReadCompressed(h.File); err == nil {
+			rf = &rawFile{f: f, size: size, dec: dec}
+		} else {
+			rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot read a matched compressed file")
+		}
+	} else if f, size, err := rs.sn.s.Reopen(h); err == nil {
+		rf = &rawFile{f: f, size: size}
+	} else {
+		rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot reopen a matched file")
+	}
+	if rf != nil {
+		rs.files = append(rs.files, rf)
+	}
+	return rf
 }
 
 // flushPending hands the pending range on: collected while buffering,

@@ -40,6 +40,7 @@ func TestRawEqualsHits(t *testing.T) {
 	for _, params := range []string{
 		"q=error", "q=" + url.QueryEscape(`"connection lost" OR broken`), "q=no+newline&mode=literal",
 		"q=" + url.QueryEscape(`\r$`) + "&mode=regex", "q=GET&case=sensitive", "q=zzzznothing",
+		"q=error&order=oldest", "q=error&order=newest",
 	} {
 		t.Run(params, func(t *testing.T) {
 			want := expectedRaw(t, ts, params)
