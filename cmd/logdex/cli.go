@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -182,7 +181,9 @@ func summary(res *indexer.Result) string {
 
 // interspersed parses fs from args allowing flags after positional
 // arguments (as GNU grep does); "--" ends flags. It also splits grep-style
-// bundles: -ci into -c -i, -C3 into -C 3.
+// bundles: -ci into -c -i, -C3 into -C 3, -eERROR into -e ERROR, -ie X
+// into -i -e X. A flag's value is never split, even when it starts with a
+// dash (-e -ci searches for "-ci", as grep does).
 func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	var norm []string
@@ -192,7 +193,12 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			norm = append(norm, args[i:]...)
 			break
 		}
-		norm = append(norm, splitBundle(fs, a)...)
+		split := splitBundle(fs, a)
+		norm = append(norm, split...)
+		if last := split[len(split)-1]; i+1 < len(args) && takesValue(fs, last) {
+			i++
+			norm = append(norm, args[i]) // its value, as it is
+		}
 	}
 	args = norm
 	for len(args) > 0 {
@@ -213,27 +219,42 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
+// splitBundle splits a grep-style bundle of one-letter flags: boolean
+// ones, then at most one taking a value, which is the rest of the bundle
+// when there is one (-C3, -eERROR). A long flag (-index, --stats) or
+// anything else is left whole.
 func splitBundle(fs *flag.FlagSet, a string) []string {
 	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
 		return []string{a}
 	}
-	// -C3, -A10, -m5
-	if f := fs.Lookup(a[1:2]); f != nil && !isBool(f) {
-		if _, err := strconv.Atoi(a[2:]); err == nil {
-			return []string{a[:2], a[2:]}
-		}
-		return []string{a}
+	if name, _, _ := strings.Cut(a[1:], "="); fs.Lookup(name) != nil {
+		return []string{a} // a flag by its name (-index, -no-update=true)
 	}
-	// -ci
 	var out []string
-	for _, c := range a[1:] {
-		f := fs.Lookup(string(c))
-		if f == nil || !isBool(f) {
+	for i := 1; i < len(a); i++ {
+		f := fs.Lookup(a[i : i+1])
+		if f == nil {
 			return []string{a}
 		}
-		out = append(out, "-"+string(c))
+		out = append(out, "-"+a[i:i+1])
+		if !isBool(f) {
+			if rest := a[i+1:]; rest != "" {
+				out = append(out, rest)
+			}
+			break
+		}
 	}
 	return out
+}
+
+// takesValue reports whether arg is a flag of fs that takes the next
+// argument as its value (not -f=v, not a boolean).
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	if len(arg) < 2 || arg[0] != '-' || strings.Contains(arg, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimLeft(arg, "-"))
+	return f != nil && !isBool(f)
 }
 
 func isBool(f *flag.Flag) bool {

@@ -143,11 +143,12 @@ var grepStyleLines = []struct {
 	{"-case-sensitive 'Foo'", false, "same"},
 	{"--C 3 error", false, "Go-style double-dash letter: pflag knows only --context"},
 	{"--count error", false, "grep's long name: pflag (defined grep's way) takes it, logdex has none"},
-	{"-error logs", false, "the query -error (NOT error) without --: logdex errs, pflag (as grep) searches for rror"},
-	{"-efoo logs", false, "grep's value attached to -e: pflag takes it, logdex errs"},
-	{"-ie error logs", false, "grep's bundle ending in a flag with a value: pflag takes it, logdex errs"},
-	{"-iC2 error logs", false, "same"},
-	{"-cC3 error logs", false, "same"},
+	{"-error logs", true, "grep's -e rror (a query starting with - needs --, as in grep)"},
+	{"-efoo logs", true, "grep's value attached to -e"},
+	{"-ie error logs", true, "grep's bundle ending in a flag with a value"},
+	{"-iC2 error logs", true, "same"},
+	{"-cC3 error logs", true, "same"},
+	{"-F -e -ci logs", true, "-e's value is never split"},
 }
 
 func splitArgs(s string) []string {
