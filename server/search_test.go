@@ -211,6 +211,8 @@ func TestSearchBadRequests(t *testing.T) {
 		{"back-reference", "mode=regex&q=" + url.QueryEscape(`(a)\1`), 400, pos(3), false},
 		{"inline back-reference", "q=" + url.QueryEscape(`x /(a)\1/`), 400, pos(6), false},
 		{"bad inline regex", "q=" + url.QueryEscape("x /a[/"), 400, pos(4), false},
+		{"U+FFFD in a regex", "mode=regex&q=" + url.QueryEscape("é\ufffdy"), 400, pos(1), false}, // (characters, not bytes)
+		{"U+FFFD in an inline regex", "q=" + url.QueryEscape("/x\ufffd/"), 400, pos(2), false},
 		{"unknown mode", "q=a&mode=fuzzy", 400, nil, false},
 		{"bad case", "q=a&case=upper", 400, nil, false},
 		{"limit not a number", "q=a&limit=ten", 400, nil, true},

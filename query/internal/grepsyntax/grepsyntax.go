@@ -102,6 +102,10 @@ const (
 	msgWordComplex = `unsupported: \< or \> in this position is too complex to translate`
 	msgNewline     = "pattern contains a newline"
 	msgBadUTF8     = "unsupported: pattern is not valid UTF-8"
+	// The matchers read an invalid byte of a line as U+FFFD, so the
+	// character in a pattern would match invalid bytes too, where grep
+	// matches only its own three bytes.
+	msgReplacement = "unsupported: U+FFFD (\ufffd) in a regular expression would also match invalid bytes; search for it with -F (mode=literal)"
 	msgTooDeep     = "unsupported: groups nested too deeply"
 )
 
@@ -157,6 +161,9 @@ func translate(pattern string, syn Syntax, foldASCII, listColl bool) (r Result, 
 	}
 	if !utf8.ValidString(pattern) {
 		return Result{Err: &Error{Msg: msgBadUTF8, Pos: firstInvalid(pattern)}}, false
+	}
+	if i := strings.IndexRune(pattern, utf8.RuneError); i >= 0 {
+		return Result{Err: &Error{Msg: msgReplacement, Pos: i}}, false
 	}
 	p := &parser{src: pattern, syn: syn, fold: foldASCII, listColl: listColl}
 	tree, err := p.parse()

@@ -174,6 +174,9 @@ var cases = []tcase{
 	// A newline cannot be in a pattern; invalid UTF-8 is refused.
 	{syn: ERE, pat: "a\nb", err: msgNewline, pos: 1, noGrep: true},
 	{syn: ERE, pat: "a\xffb", err: msgBadUTF8, pos: 1, noGrep: true},
+	// U+FFFD would match invalid bytes too: refused (byte position).
+	{syn: ERE, pat: "x\ufffdy", err: msgReplacement, pos: 1, noGrep: true},
+	{syn: BRE, pat: "ab[\ufffd]", err: msgReplacement, pos: 3, noGrep: true},
 	// A group ending in a repetition of nothing or of an anchor.
 	{syn: ERE, pat: "(*)", err: eParen, pos: 0},
 	{syn: ERE, pat: "x(^*)", err: eParen, pos: 1},
