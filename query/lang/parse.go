@@ -175,13 +175,14 @@ func (p *parser) space() {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // keyword reports whether the upper-case operator kw starts at p.i as a
-// whole word.
+// whole word. A dash after it joins it to the next word (NOT-FOUND is the
+// phrase "not found", like any word with punctuation), not a negation.
 func (p *parser) keyword(kw string) bool {
 	if !strings.HasPrefix(p.q[p.i:], kw) {
 		return false
 	}
 	j := p.i + len(kw)
-	return j == len(p.q) || isSpace(p.q[j]) || p.q[j] == '(' || p.q[j] == '"' || p.q[j] == '\'' || p.q[j] == '/' || p.q[j] == '-'
+	return j == len(p.q) || isSpace(p.q[j]) || p.q[j] == '(' || p.q[j] == '"' || p.q[j] == '\'' || p.q[j] == '/'
 }
 
 func (p *parser) or() (Node, error) {
@@ -252,7 +253,7 @@ func (p *parser) unary() (Node, error) {
 		at := p.i
 		p.i += 3
 		p.space()
-		if p.i == len(p.q) || p.q[p.i] == ')' {
+		if p.i == len(p.q) || p.q[p.i] == ')' || p.keyword("AND") || p.keyword("OR") {
 			return nil, p.errAt(at, "NOT needs an operand")
 		}
 		n, err := p.unary()

@@ -33,6 +33,9 @@ func TestParse(t *testing.T) {
 		{"and or not", "(and AND or AND not)"},
 		{"NOT(a)", "NOT a"},
 		{"user=bob", `"user bob"`},
+		{"NOT-FOUND", `"not found"`},
+		{"status NOT-FOUND", `(status AND "not found")`},
+		{"NOT -debug", "NOT NOT debug"},
 	}
 	for _, tc := range tests {
 		n, err := Parse([]string{tc.q}, ModeQuery, true)
@@ -68,6 +71,8 @@ func TestParseErrors(t *testing.T) {
 		{"===", ModeQuery, 0, "no letters or digits"},
 		{"()", ModeQuery, 0, "empty parentheses"},
 		{"a - b", ModeQuery, 2, "- needs a term"},
+		{"NOT OR x", ModeQuery, 0, "NOT needs an operand"},
+		{"a NOT AND x", ModeQuery, 2, "NOT needs an operand"},
 		{"é (", ModeQuery, 3, "expected a search term"},
 		{"a(b", ModeRegex, 1, `Unmatched ( or \(`},
 		{"a{}", ModeRegex, 1, `Invalid content of \{\}`},
@@ -80,6 +85,8 @@ func TestParseErrors(t *testing.T) {
 		{"a(b", ModeRE2, 0, "missing closing )"},
 		{"x**", ModeRE2, 1, "invalid nested repetition"},
 		{"[z-a]", ModeRE2, 1, "invalid character class range"},
+		{"[a-z]+ [a-z", ModeRE2, 7, "missing closing ]"}, // (not the first [a-z)
+		{`a\*b|*c`, ModeRE2, 5, "missing argument to repetition operator"},
 	}
 	for _, tc := range tests {
 		_, err := Parse([]string{tc.q}, tc.mode, false)

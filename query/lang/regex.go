@@ -91,14 +91,42 @@ func newRE2(expr string, fold bool) (*Regex, []Warning, error) {
 			msg = "invalid regex: " + se.Code.String()
 			if se.Expr != "" {
 				msg += ": `" + se.Expr + "`"
-				if i := strings.Index(expr, se.Expr); i >= 0 {
-					pos = i
-				}
+				pos = re2ErrorPos(expr, se)
 			}
 		}
 		return nil, nil, &ParseError{Msg: msg, Pos: pos}
 	}
 	return &Regex{Expr: expr, Syntax: SyntaxRE2, Fold: fold, Go: goExpr, Tree: tree}, nil, nil
+}
+
+// re2ErrorPos finds in expr the part a regexp/syntax error names, which
+// it gives as text, not as a position: an unclosed bracket or group runs
+// to the end of the expression; anything else is its first occurrence
+// not escaped by a backslash (a\*b|*c fails at the second *, not the
+// first). 0 when it is not found.
+func re2ErrorPos(expr string, se *syntax.Error) int {
+	e := strings.TrimPrefix(se.Expr, "(?i)") // (added for case folding)
+	if e == "" {
+		return 0
+	}
+	if (se.Code == syntax.ErrMissingBracket || se.Code == syntax.ErrMissingParen) && strings.HasSuffix(expr, e) {
+		return len(expr) - len(e)
+	}
+	for i := 0; ; {
+		j := strings.Index(expr[i:], e)
+		if j < 0 {
+			return 0
+		}
+		at := i + j
+		n := 0
+		for k := at - 1; k >= 0 && expr[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return at
+		}
+		i = at + 1
+	}
 }
 
 // regexPatterns reads patterns as grep reads its -e arguments in a regex
