@@ -397,3 +397,33 @@ func TestSearchFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestNewHistogramBounds: at most n buckets on a round step (n+1 once
+// aligned), covering [from, to), whatever the range: a minute, centuries
+// (whole years past n of them), the ends of the int64 of nanoseconds.
+func TestNewHistogramBounds(t *testing.T) {
+	ns := func(y int) int64 { return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano() }
+	for _, c := range []struct {
+		from, to int64
+		n        int
+	}{
+		{ns(2026), ns(2026) + int64(time.Minute), 60},
+		{ns(2000), ns(2026), 10},
+		{ns(1700), ns(2026), 60},
+		{ns(2200), math.MaxInt64, 60},
+		{math.MinInt64, math.MaxInt64, 60},
+		{math.MinInt64, math.MaxInt64, 1},
+		{ns(2026), ns(2026) + 1, 1000},
+	} {
+		h := NewHistogram(c.from, c.to, c.n)
+		k := len(h.Counts)
+		end := uint64(h.Start) + uint64(k)*uint64(h.Step) // (unsigned: may pass MaxInt64)
+		maxStep := maxStepYears * 365 * 24 * int64(time.Hour)
+		if h.Step <= 0 || k < 1 || k > c.n+1 && h.Step != maxStep || h.Start > c.from && h.Start-c.from > h.Step {
+			t.Errorf("NewHistogram(%d, %d, %d): start %d step %d, %d buckets", c.from, c.to, c.n, h.Start, h.Step, k)
+		}
+		if c.to > math.MinInt64+h.Step && int64(end-uint64(h.Step)) >= c.to && end-uint64(h.Step) > uint64(h.Start) {
+			t.Errorf("NewHistogram(%d, %d, %d): a whole bucket past to", c.from, c.to, c.n)
+		}
+	}
+}

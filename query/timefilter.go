@@ -79,14 +79,12 @@ func (h *Histogram) add(t int64, timed bool, n int64) {
 }
 
 // slot is t's bucket, -1 before the first, len(Counts) after the last.
+// (Unsigned: t-Start may pass the int64 range over centuries.)
 func (h *Histogram) slot(t int64) int64 {
-	switch {
-	case t < h.Start:
+	if t < h.Start {
 		return -1
-	case (t-h.Start)/h.Step >= int64(len(h.Counts)):
-		return int64(len(h.Counts))
 	}
-	return (t - h.Start) / h.Step
+	return int64(min((uint64(t)-uint64(h.Start))/uint64(h.Step), uint64(len(h.Counts))))
 }
 
 // sameBucket reports whether times a <= b fall in one slot of h (one
@@ -112,20 +110,40 @@ var roundSteps = []time.Duration{
 	91 * 24 * time.Hour, 365 * 24 * time.Hour,
 }
 
-// NewHistogram makes a histogram of at most n buckets over [from, to) with
-// the smallest round step that fits, aligned on that step (in UTC).
+// maxStepYears bounds a histogram step (146 years: twice it stays below
+// the int64 of nanoseconds); only a range over centuries with a few
+// buckets asked for gets more buckets than asked for then.
+const maxStepYears = 146
+
+// NewHistogram makes a histogram of at most n buckets (n+1 once aligned)
+// over [from, to) with the smallest round step that fits, aligned on that
+// step (in UTC); past n years, a whole number of years. The arithmetic is
+// unsigned: a range may span the whole int64 of nanoseconds (1677-2262).
 func NewHistogram(from, to int64, n int) *Histogram {
 	n = max(n, 1)
-	step := roundSteps[len(roundSteps)-1].Nanoseconds()
+	span := uint64(0)
+	if to > from {
+		span = uint64(to) - uint64(from)
+	}
+	buckets := func(span, s uint64) uint64 { return span/s + min(span%s, 1) }
+	year := uint64(roundSteps[len(roundSteps)-1].Nanoseconds())
+	step := year * min(max(buckets(span, year*uint64(n)), 1), maxStepYears)
 	for _, d := range roundSteps {
-		if s := d.Nanoseconds(); (to-from+s-1)/s <= int64(n) {
+		if s := uint64(d.Nanoseconds()); buckets(span, s) <= uint64(n) {
 			step = s
 			break
 		}
 	}
-	start := floorDiv(from, step) * step
-	k := max((to-start+step-1)/step, 1)
-	return &Histogram{Start: start, Step: step, Counts: make([]int64, k)}
+	st := int64(step)
+	start := floorDiv(from, st) * st
+	if start > from { // (floorDiv's product wrapped below MinInt64)
+		start += st
+	}
+	k := max(buckets(uint64(to)-uint64(start), step), 1)
+	if to <= start {
+		k = 1
+	}
+	return &Histogram{Start: start, Step: st, Counts: make([]int64, k)}
 }
 
 func floorDiv(a, b int64) int64 {

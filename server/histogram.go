@@ -76,8 +76,13 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	if tr.From != math.MinInt64 {
 		from = tr.From
 	}
-	if tr.To != math.MaxInt64 {
+	toGiven := tr.To != math.MaxInt64
+	now := time.Now().UnixNano() + 1
+	switch {
+	case toGiven:
 		to = tr.To
+	case from >= to && timed:
+		to = max(to, now) // after everything indexed: lines written since
 	}
 	loc := sn.s.Location()
 	out := histogramJSON{Query: p.q, Mode: p.mode.String(), Case: p.caseName(), Buckets: []bucketJSON{}}
@@ -88,6 +93,13 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		h = query.NewHistogram(from, to, n)
 	}
 	st, err := sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log, Synced: true}, nil)
+	if err == nil && !toGiven && len(h.Counts) > 0 && h.After > 0 && to < now {
+		// Lines after the index's newest (appended since it was built):
+		// the buckets go on to now, for them too.
+		to = now
+		h = query.NewHistogram(from, to, n)
+		st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log, Synced: true}, nil)
+	}
 	slot.finish()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -98,15 +110,25 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "histogram failed")
 		return
 	}
+	// A bucket's edge, held at the last representable time (a histogram
+	// reaching 2262 would wrap).
+	edge := func(i int) string {
+		e := h.Start
+		switch d := int64(i); {
+		case d > 0 && h.Step > math.MaxInt64/d, h.Start > 0 && d*h.Step > math.MaxInt64-h.Start:
+			e = math.MaxInt64
+		default:
+			e += d * h.Step
+		}
+		return time.Unix(0, e).In(loc).Format(time.RFC3339Nano)
+	}
 	if len(h.Counts) > 0 {
 		out.StepMS = h.Step / int64(time.Millisecond)
-		out.From = time.Unix(0, h.Start).In(loc).Format(time.RFC3339Nano)
-		out.To = time.Unix(0, h.Start+int64(len(h.Counts))*h.Step).In(loc).Format(time.RFC3339Nano)
+		out.From = edge(0)
+		out.To = edge(len(h.Counts))
 	}
 	for i, c := range h.Counts {
-		b := h.Start + int64(i)*h.Step
-		out.Buckets = append(out.Buckets, bucketJSON{Start: time.Unix(0, b).In(loc).Format(time.RFC3339Nano),
-			End: time.Unix(0, b+h.Step).In(loc).Format(time.RFC3339Nano), Count: c})
+		out.Buckets = append(out.Buckets, bucketJSON{Start: edge(i), End: edge(i + 1), Count: c})
 		out.Total += c
 	}
 	out.Untimed = h.Untimed

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -69,5 +72,40 @@ func TestTimeAPI(t *testing.T) {
 		if r := ts.get(t, "/api/search?q=error&"+bad); r.code != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", bad, r.code)
 		}
+	}
+}
+
+// TestHistogramOfAppendedLines: lines appended since indexing, later than
+// anything indexed, are in the buckets (the default range goes on to
+// now), as in the search; a range over centuries answers without
+// wrapping.
+func TestHistogramOfAppendedLines(t *testing.T) {
+	fx := newFixture(t)
+	p := filepath.Join(fx.logs, "app", "late.log")
+	must(t, os.WriteFile(p, []byte("2026-10-10T10:00:00Z INFO zqhearly\n"), 0o644))
+	fx.reindex(t)
+	ts := newTestServer(t, fx)
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	now := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	fmt.Fprintf(f, "%s WARN zqhlater\n", now)
+	f.Close()
+	var hist struct {
+		Total   int64 `json:"total"`
+		Buckets []struct {
+			Count int64 `json:"count"`
+		} `json:"buckets"`
+	}
+	for _, q := range []string{"zqhlater", "zqhlater&from=1h", "zqhearly+OR+zqhlater"} {
+		want := ts.search(t, "q="+q).Total
+		ts.get(t, "/api/histogram?q="+q).json(t, &hist)
+		if hist.Total != want || want == 0 {
+			t.Errorf("%s: histogram total %d, search %d", q, hist.Total, want)
+		}
+	}
+	r := ts.get(t, "/api/histogram?q=zqhearly&from=1700-01-01T00:00:00Z&to=2262-01-01T00:00:00Z&buckets=10")
+	r.json(t, &hist)
+	if r.code != 200 || hist.Total != 1 || len(hist.Buckets) > 11 {
+		t.Errorf("over centuries: %d, total %d, %d buckets", r.code, hist.Total, len(hist.Buckets))
 	}
 }
