@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/logdex/logdex/query"
@@ -78,11 +79,12 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	}
 	toGiven := tr.To != math.MaxInt64
 	now := time.Now().UnixNano() + 1
+	extended := false // the range runs past the index's newest time, to now
 	switch {
 	case toGiven:
 		to = tr.To
 	case from >= to && timed:
-		to = max(to, now) // after everything indexed: lines written since
+		to, extended = max(to, now), true // after everything indexed: lines written since
 	}
 	loc := sn.s.Location()
 	out := histogramJSON{Query: p.q, Mode: p.mode.String(), Case: p.caseName(), Buckets: []bucketJSON{}}
@@ -96,9 +98,12 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	if err == nil && !toGiven && len(h.Counts) > 0 && h.After > 0 && to < now {
 		// Lines after the index's newest (appended since it was built):
 		// the buckets go on to now, for them too.
-		to = now
+		to, extended = now, true
 		h = query.NewHistogram(from, to, n)
 		st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log, Synced: true}, nil)
+	}
+	if extended && !slices.ContainsFunc(h.Counts, func(c int64) bool { return c > 0 }) {
+		h.Counts = nil // nothing written since: no range of buckets to show, as without it
 	}
 	slot.finish()
 	if err != nil {
