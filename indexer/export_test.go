@@ -22,3 +22,11 @@ func SetMergeHook(f func(phase string)) (restore func()) {
 	mergeHook = f
 	return func() { mergeHook = old }
 }
+
+// SetAfterDiff makes each attempt of Update call f once it has compared
+// the files with the index and before it reads them, until restore.
+func SetAfterDiff(f func()) (restore func()) {
+	old := afterDiff
+	afterDiff = f
+	return func() { afterDiff = old }
+}

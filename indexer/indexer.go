@@ -219,6 +219,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		if err := u.diff(); err != nil {
 			return nil, err
 		}
+		afterDiff()
 		u.segID.Store(max(u.next.NextSegmentID, nextSeg))
 		err := u.build(ctx)
 		if errors.Is(err, errChangedUnder) && attempt < maxAttempts {
@@ -255,6 +256,10 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	u.res.Duration = time.Since(t0)
 	return u.res, nil
 }
+
+// afterDiff is called between a run's look at the files and its reads of
+// them (tests change the files there).
+var afterDiff = func() {}
 
 // maxAttempts bounds the runs over files that keep changing under the
 // reads (a log rotated while it is read); the next run tries again.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,8 +40,19 @@ type part struct {
 	nulAt       int64 // offset of the first NUL read, -1 when none
 }
 
-// errChangedUnder: a file was renamed or rewritten while it was read.
+// errChangedUnder: a file was renamed, rewritten or deleted while it was
+// read. The run starts over (a new walk sees the file as it is now).
 var errChangedUnder = errors.New("renamed or rewritten while being indexed")
+
+// changedUnder is err opening a planned file, made errChangedUnder when
+// the file is gone (logrotate's rotate N deleted it, a cleanup did): one
+// file's going is no reason to fail the run and drop its work.
+func changedUnder(rec *mmapstore.FileRecord, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w (%w)", rec.Path, errChangedUnder, err)
+	}
+	return err
+}
 
 // sameFile reports whether f (open by rec's path) is rec's inode and
 // still starts with its fingerprinted bytes.
@@ -281,6 +293,12 @@ func (u *update) plan(ctx context.Context, emit func(*job)) error {
 			if err != nil {
 				return err
 			}
+			if cut <= it.start {
+				// Shorter than planned since (no line boundary after
+				// start): the run starts over rather than cut nothing for
+				// ever.
+				return fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
+			}
 			first := it
 			first.end = cut
 			cur.parts = append(cur.parts, &part{workItem: first})
@@ -293,15 +311,20 @@ func (u *update) plan(ctx context.Context, emit func(*job)) error {
 }
 
 // cut finds the first line boundary at or after want (within [start, end])
-// and counts the lines before it.
-func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (int64, int64, error) {
-	f, err := u.roots[rec.Root].open(rec.Path)
+// and counts the lines before it, in the file planned (its path may hold
+// another since a rotation; a file gone or changed starts the run over).
+func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (c, lines int64, err error) {
+	f, err := u.roots[rec.Root].openIdentity(rec)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, changedUnder(rec, err)
 	}
-	defer f.Close()
+	defer func() {
+		if err == nil && !sameFile(f, rec) {
+			err = fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
+		}
+		f.Close()
+	}()
 	buf := make([]byte, 1<<20)
-	var lines int64
 	for pos := start; pos < end; {
 		n := int(min(int64(len(buf)), end-pos))
 		m, err := f.ReadAt(buf[:n], pos)
@@ -346,7 +369,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *te
 		rec := &u.next.Files[p.rec]
 		f, err := u.roots[rec.Root].openIdentity(rec)
 		if err != nil {
-			return nil, err
+			return nil, changedUnder(rec, err)
 		}
 		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
 		// A part continuing a file already indexed starts from the time of

@@ -29,8 +29,13 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := u.roots[rec.Root].open(rec.Path)
+	// The file planned, by its identity: logrotate may have renamed it
+	// (app.log.1.gz to app.log.2.gz) and put another under its name.
+	f, err := u.roots[rec.Root].openIdentity(rec)
 	if err != nil {
+		if err := changedUnder(rec, err); errors.Is(err, errChangedUnder) {
+			return nil, nil, err
+		}
 		return nil, nil, fmt.Errorf("read %s: %w", rec.Path, err)
 	}
 	defer f.Close()
@@ -79,6 +84,10 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 			break
 		}
 		start, lineNo = complete, lineNo+lines
+	}
+	if ctx.Err() == nil && !sameFile(f, rec) {
+		// (A file root's identity is only checked after the read.)
+		return refs, parts, fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
 	}
 	return refs, parts, ctx.Err()
 }

@@ -1,0 +1,110 @@
+package indexer_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
+	"github.com/rs/zerolog"
+)
+
+// TestFilesChangedDuringRun: files rotated, replaced or deleted between a
+// run's look at them and its reads: the run reads the files it planned
+// (renamed, by their identity) or starts over, and after the next run the
+// index holds the files as they are; never a hang, another file's lines
+// under a record, or a failed run. Each change happens once, on the
+// first attempt.
+func TestFilesChangedDuringRun(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	lines := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%s line %d of filler text for a segment cut\n", prefix, i)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name   string
+		files  map[string][]byte
+		change func(t *testing.T, root string)
+		want   map[string]uint64 // lines per file once done
+	}{
+		{
+			// A file larger than a segment is cut while planned: its path
+			// now holds a new, short file.
+			name:  "rotated while cut",
+			files: map[string][]byte{"app.log": []byte(lines("old", 6000))},
+			change: func(t *testing.T, root string) {
+				p := filepath.Join(root, "app.log")
+				must(t, os.Rename(p, p+".1"))
+				must(t, os.WriteFile(p, []byte("new one\n"), 0o644))
+			},
+			want: map[string]uint64{"app.log": 1, "app.log.1": 6000},
+		},
+		{
+			name:  "compressed rotation renamed and replaced",
+			files: map[string][]byte{"app.log.1.gz": gz(lines("first", 3))},
+			change: func(t *testing.T, root string) {
+				p := filepath.Join(root, "app.log.1.gz")
+				must(t, os.Rename(p, filepath.Join(root, "app.log.2.gz")))
+				must(t, os.WriteFile(p, gz(lines("second", 5)), 0o644))
+			},
+			want: map[string]uint64{"app.log.1.gz": 5, "app.log.2.gz": 3},
+		},
+		{
+			name:   "deleted",
+			files:  map[string][]byte{"a.log": []byte(lines("a", 10)), "old.log.9": []byte(lines("o", 10))},
+			change: func(t *testing.T, root string) { must(t, os.Remove(filepath.Join(root, "old.log.9"))) },
+			want:   map[string]uint64{"a.log": 10},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			for name, b := range c.files {
+				must(t, os.WriteFile(filepath.Join(root, name), b, 0o644))
+			}
+			first := true
+			defer indexer.SetAfterDiff(func() {
+				if first {
+					first = false
+					c.change(t, root)
+				}
+			})()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// The run, then the next (which sees what came since).
+			for run := range 2 {
+				if _, err := indexer.Update(ctx, indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 64 << 10, Logger: zerolog.Nop()}); err != nil {
+					t.Fatalf("run %d: %v", run, err)
+				}
+			}
+			ix, err := mmapstore.Open(dir)
+			must(t, err)
+			defer ix.Close()
+			got := map[string]uint64{}
+			for _, f := range ix.Files() {
+				if f.Lines > 0 {
+					got[f.Path] = uint64(f.Lines)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("lines per file %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
