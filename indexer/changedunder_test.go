@@ -107,4 +107,3 @@ func TestFilesChangedDuringRun(t *testing.T) {
 		})
 	}
 }
-
