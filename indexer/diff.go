@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -386,6 +387,14 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 	}
 	var met inodeSet               // built on first need
 	var metSince map[inodeKey]bool // added below
+	// One listing a directory: after deleting thousands of a directory's
+	// files, looking for each by listing its directory cost listings times
+	// entries system calls.
+	type dirKey struct {
+		root int
+		dir  string
+	}
+	listings := map[dirKey]map[[2]uint64]string{}
 	added := false
 	for oi, rec := range old.Files {
 		nr, ok := rootOf[rec.Root]
@@ -399,11 +408,24 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 		if met.count(k) > 0 || metSince[k] {
 			continue
 		}
-		fh, fi, name, err := logfile.OpenIdentity(u.roots[nr].dir, filepath.FromSlash(rec.Path), rec.Dev, rec.Ino)
-		if err != nil {
+		dk := dirKey{nr, path.Dir(rec.Path)}
+		l, ok := listings[dk]
+		if !ok {
+			l, _ = logfile.DirInodes(u.roots[nr].dir, filepath.FromSlash(dk.dir)) // (unreadable: none found)
+			listings[dk] = l
+		}
+		name, ok := l[[2]uint64{rec.Dev, rec.Ino}]
+		if !ok {
 			continue // deleted (or moved out of its directory)
 		}
+		fh, fi, err := logfile.Open(u.roots[nr].dir, filepath.FromSlash(name), true)
+		if err != nil {
+			continue
+		}
 		fh.Close()
+		if dev, ino := logfile.StatIDs(fi); dev != rec.Dev || ino != rec.Ino {
+			continue // renamed again since the listing
+		}
 		files = append(files, found{root: nr, rel: name, dev: rec.Dev, ino: rec.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 		if metSince == nil {
 			metSince = map[inodeKey]bool{}

@@ -170,3 +170,26 @@ func OpenIdentity(dir *os.Root, name string, dev, ino uint64) (*os.File, fs.File
 	}
 	return nil, nil, "", fmt.Errorf("%s: %w (not renamed within its directory either)", name, fs.ErrNotExist)
 }
+
+// DirInodes lists the regular files of the directory parent beneath dir by
+// device and inode (names slash separated, relative to dir): one listing
+// answers where every file of a directory went (OpenIdentity lists it for
+// each file it looks for).
+func DirInodes(dir *os.Root, parent string) (map[[2]uint64]string, error) {
+	ents, err := fs.ReadDir(dir.FS(), filepath.ToSlash(parent))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[[2]uint64]string, len(ents))
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(parent, e.Name())
+		if li, err := dir.Lstat(name); err == nil {
+			d, i := StatIDs(li)
+			out[[2]uint64{d, i}] = filepath.ToSlash(name)
+		}
+	}
+	return out, nil
+}
