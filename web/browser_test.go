@@ -185,6 +185,30 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a page that fails to load is not the end", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		want := apiSearchAll(t, base, url.Values{"q": {"INFO"}, "mode": {"query"}, "case": {"insensitive"}})
+		tb.open("/?q=INFO")
+		tb.waitResults("INFO", want.Total)
+		// The next page's request fails once (the network drops).
+		var ok bool
+		tb.eval(`(() => { const f = window.fetch; let once = true;
+			window.fetch = (u, o) => { if (once && String(u).includes('cursor=')) { once = false; return Promise.reject(new TypeError('network down')); } return f(u, o); };
+			return true; })()`, &ok)
+		// Scrolled to the end until a next page's request meets the failure.
+		tb.wait("the failure said", `(() => { const sc = document.querySelector('#results'); sc.scrollTop = sc.scrollHeight;
+			return document.querySelector('.results-foot').textContent.startsWith('Could not load more') && !logdex.results.done; })()`)
+		tb.click(`.results-foot .retry`)
+		tb.wait("the page tried again", `!logdex.results.loading && !logdex.results.failed`)
+		tb.eval(`(() => { document.querySelector('#results').scrollTop = 0; return true; })()`, &ok)
+		checkScroll(t, tb, want.Hits) // (from the top: every hit once, to the end)
+		var footer string
+		tb.eval(`document.querySelector('.results-foot').textContent`, &footer)
+		if !strings.Contains(footer, "End of results") {
+			t.Errorf("footer %q", footer)
+		}
+	})
+
 	t.Run("permalink and history", func(t *testing.T) {
 		tb := newTab(t, browser, base, desktop, false)
 		want := apiSearchAll(t, base, url.Values{"q": {"timeout"}, "mode": {"literal"}, "case": {"sensitive"}})

@@ -32,6 +32,13 @@ func testTotal(t *testing.T, browser context.Context) {
 			fmt.Fprintf(&sb, "2026-10-10T12:00:00Z INFO exhausted zqxpool entry %d\n", i)
 		}
 	}
+	for i := range 1400 { // a phrase of 700 hits, a few pages
+		if i%2 == 0 {
+			fmt.Fprintf(&sb, "2026-10-10T12:00:01Z INFO zqxsmall thing %d\n", i)
+		} else {
+			fmt.Fprintf(&sb, "2026-10-10T12:00:01Z INFO thing zqxsmall %d\n", i)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(logs, "app.log"), []byte(sb.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +65,21 @@ func testTotal(t *testing.T, browser context.Context) {
 		tb.eval(`document.querySelectorAll('#summary .count-all').length`, &left)
 		if left != 0 {
 			t.Errorf("count all still offered after counting")
+		}
+	})
+
+	t.Run("a bounded total is exact once every page is in", func(t *testing.T) {
+		small := `"zqxsmall thing"`
+		want := apiSearchAll(t, base, url.Values{"q": {small}, "total": {"exact"}})
+		tb := newTab(t, browser, base, desktop, false)
+		tb.open("/")
+		tb.search(small)
+		tb.wait("at least", `logdex.results.state === 'done' && document.querySelector('#summary').textContent.startsWith('at least ')`)
+		checkScroll(t, tb, want.Hits)
+		var summary string
+		tb.eval(`document.querySelector('#summary').textContent`, &summary)
+		if !strings.HasPrefix(summary, fmt.Sprintf("%s matches", fmtInt(want.Total))) || strings.Contains(summary, "count all") {
+			t.Errorf("summary once every page is in: %q, want %d matches", summary, want.Total)
 		}
 	})
 }

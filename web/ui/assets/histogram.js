@@ -108,7 +108,12 @@ export class Histogram {
   // untimed is the number of matches shown without a time (null while
   // unknown).
   untimed() {
-    if (!this.data || this.searchTotal === null || this.params.untimed === 'exclude') return null;
+    if (!this.data || this.params.untimed === 'exclude') return null;
+    // The histogram's own count (exact, and counted with its buckets), not
+    // the search's total less the buckets': that total may be a lower
+    // bound, or counted at another moment of a live log.
+    if (typeof this.data.untimed === 'number') return this.data.untimed;
+    if (this.searchTotal === null) return null;
     return Math.max(0, this.searchTotal - this.data.total);
   }
 

@@ -69,6 +69,7 @@ export class Results {
     this.warnings = [];
     this.cursor = null;
     this.done = true;
+    this.failed = null; // the error of a later page that did not load
     this.loading = false;
     this.busy = '';
     this.sel = -1;
@@ -137,7 +138,7 @@ export class Results {
   }
 
   loadMore() {
-    if (this.loading || this.done || !this.params) return;
+    if (this.loading || this.done || this.failed || !this.params) return;
     this.page(NEXT_PAGE);
   }
 
@@ -166,8 +167,14 @@ export class Results {
         this.append(r.hits);
         this.cursor = r.next_cursor;
         this.done = !r.next_cursor;
+        if (this.done && !this.totalExact) {
+          // Every page loaded: their hits are the exact total.
+          this.total = Math.max(this.total, this.histHits);
+          this.totalExact = true;
+        }
         this.state = 'done';
         this.busy = '';
+        this.failed = null;
         break;
       } catch (err) {
         if (err.name === 'AbortError' || gen !== this.gen) return;
@@ -181,8 +188,14 @@ export class Results {
           continue;
         }
         this.busy = '';
-        if (first) this.state = 'error';
-        this.done = true;
+        if (first) {
+          this.state = 'error';
+          this.done = true;
+        } else {
+          // A later page failed: not the end of the results. The footer
+          // says so and offers to try again; scrolling does not retry.
+          this.failed = err;
+        }
         this.cb.onError?.(err);
         break;
       }
@@ -385,8 +398,9 @@ export class Results {
   // renderLive is the separator between the search's rows and the live
   // ones: what became of the search above, and since when Live adds.
   renderLive() {
-    const above = !this.done ? (this.loading ? 'Loading more results…' : 'More results load here as you scroll')
-      : this.histHits ? 'End of search results' : 'No matches in the index yet';
+    const above = this.failed ? 'Could not load more results'
+      : !this.done ? (this.loading ? 'Loading more results…' : 'More results load here as you scroll')
+        : this.histHits ? 'End of search results' : 'No matches in the index yet';
     const since = this.live.since.toLocaleTimeString('en-GB', { hour12: false });
     // Hidden from the listbox (only options belong there): Live's status
     // line says the same.
@@ -509,7 +523,11 @@ export class Results {
       if (this.vlist.count > this.histItems) this.vlist.rerender(this.histItems);
     } else if (this.hits.length) {
       if (this.loading) footer.append(h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading more…');
-      else if (!this.done) footer.append('Scroll for more');
+      else if (this.failed) {
+        const retry = h('button', { type: 'button', class: 'link retry' }, 'try again');
+        retry.addEventListener('click', () => { this.failed = null; this.page(NEXT_PAGE); });
+        footer.append(`Could not load more: ${this.failed.message || 'request failed'} · `, retry);
+      } else if (!this.done) footer.append('Scroll for more');
       else footer.append(`End of results · ${fmtInt(this.hits.length)} ${this.hits.length === 1 ? 'match' : 'matches'}`);
     }
 
