@@ -522,6 +522,18 @@ func TestBrowser(t *testing.T) {
 		tb.do("navigate", chromedp.Navigate(authBase+"/?q=error"))
 		tb.wait("token dialog", `document.querySelector('#token-dialog').open`)
 		tb.shot("token-" + desktop.name + "-light")
+		// Cancelled, it does not come back by itself (the status poll, every
+		// 1.5 s while the state is unknown); a search asks again.
+		tb.click(`#token-dialog [data-act=cancel]`)
+		tb.wait("dialog closed", `!document.querySelector('#token-dialog').open`)
+		time.Sleep(4 * time.Second)
+		var reopened bool
+		tb.eval(`document.querySelector('#token-dialog').open`, &reopened)
+		if reopened {
+			t.Errorf("the token dialog came back after Cancel")
+		}
+		tb.eval(`(() => { document.querySelector('#search-form').requestSubmit(); return true; })()`, nil)
+		tb.wait("token dialog again", `document.querySelector('#token-dialog').open`)
 		tb.wait("token field focused", `document.activeElement === document.querySelector('#token-input')`)
 		tb.typeText(token)
 		tb.key(kb.Enter)

@@ -42,7 +42,10 @@ function parseURL() {
   const u = new URL(location.href);
   const sp = u.searchParams;
   const page = u.pathname.replace(/\/+$/, '') === '/files' ? 'files' : 'search';
-  const mode = MODES.includes(sp.get('mode')) ? sp.get('mode') : 'query';
+  // The API's other name for grep -E (in a link made for the API) is the
+  // UI's regex.
+  const m = sp.get('mode') === 'ere' ? 'regex' : sp.get('mode');
+  const mode = MODES.includes(m) ? m : 'query';
   const cs = ['sensitive', 'insensitive'].includes(sp.get('case')) ? sp.get('case') : defaultCase(mode);
   const f = sp.get('file');
   const file = f !== null && /^\d+$/.test(f) ? Number(f) : null;
@@ -189,6 +192,7 @@ narrow.addEventListener('change', updatePlaceholder);
 
 form.addEventListener('submit', (ev) => {
   ev.preventDefault();
+  tokenDeclined = false; // a search asked for: the token too, if needed
   searchKey = histKey = null; // Enter on the same query searches again
   go(formState());
 });
@@ -420,14 +424,21 @@ document.addEventListener('keydown', (ev) => {
 // --- token prompt (the API needs one when served off loopback) ---
 
 let tokenAsk = null;
+// tokenDeclined: the dialog was cancelled. Background requests (the status
+// poll every few seconds) do not ask again; the next search the user runs
+// does.
+let tokenDeclined = false;
 $('#token-dialog [data-act=cancel]').addEventListener('click', () => $('#token-dialog').close('cancel'));
 api.onAuthRequired(() => {
   if (tokenAsk) return tokenAsk;
+  if (tokenDeclined) return Promise.resolve(null);
   const dlg = $('#token-dialog'), ti = $('#token-input');
   tokenAsk = new Promise((resolve) => {
     dlg.addEventListener('close', () => {
       tokenAsk = null;
-      resolve(dlg.returnValue === 'ok' ? ti.value.trim() : null);
+      const t = dlg.returnValue === 'ok' ? ti.value.trim() : null;
+      tokenDeclined = !t;
+      resolve(t);
     }, { once: true });
     ti.value = '';
     dlg.showModal();
