@@ -409,6 +409,25 @@ func testLive(t *testing.T, browser context.Context) {
 		checkLayout(t, tb)
 	})
 
+	t.Run("Live with a log filter: hits that come while the file list reloads", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, true)
+		tb.open("/?q=zqxlive&log=logs%2Fapp%2Fburst.log&live=1")
+		tb.wait("live open", `logdex.live.state === 'open'`)
+		waitFor(t, "one stream", tails(q))
+		// The file list answers slowly: a second run's hits of the new file
+		// come while the list asked for by the first is loading.
+		tb.eval(`(() => { const f = window.fetch;
+			window.fetch = (u, o) => String(u).includes('/api/files') ? new Promise((r) => setTimeout(r, 1500)).then(() => f(u, o)) : f(u, o);
+			return true; })()`, nil)
+		burst := filepath.Join(logs, "app", "burst.log")
+		appendFile(t, burst, liveLines("burst one", 800, 1))
+		reindex(t, srv)
+		time.Sleep(300 * time.Millisecond)
+		appendFile(t, burst, liveLines("burst two", 801, 1))
+		reindex(t, srv)
+		tb.wait("both rows of the log", `logdex.results.liveCount === 2`)
+	})
+
 	t.Run("Live with a log filter, through a rotation", func(t *testing.T) {
 		tb := newTab(t, browser, base, desktop, true)
 		inLog := apiSearchAll(t, base, url.Values{"q": {q}, "log": {"logs/app/live.log"}})

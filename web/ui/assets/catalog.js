@@ -49,6 +49,15 @@ export class Catalog {
   // load fetches the list unless it is here already (fresh: fetch anyway;
   // loads asked for while one runs share it).
   load({ fresh = false } = {}) {
+    // A fresh list asked for while one loads is the next one: the one
+    // loading may have been asked for before the file that is new.
+    if (this.loading && fresh) {
+      this.next ||= this.loading.catch(() => {}).then(() => {
+        this.next = null;
+        return this.load({ fresh: true });
+      });
+      return this.next;
+    }
     if (this.loading) return this.loading;
     if (this.files && !fresh) return Promise.resolve(this.files);
     this.loading = api.files().then((r) => {

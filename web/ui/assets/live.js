@@ -60,6 +60,7 @@ export class LiveView {
     this.notice = '';
     this.dropped = 0;
     this.asked = new Set(); // file ids the file list was fetched again for
+    this.waiting = null; // that fetch, while it runs
   }
 
   // opened settles when the stream (if any) answered: a search started
@@ -122,11 +123,19 @@ export class LiveView {
     }
     let hits = this.queue;
     if (this.params?.log) {
-      const unknown = hits.filter((x) => this.catalog.logOf(x.file_id) === undefined && !this.asked.has(x.file_id));
-      if (unknown.length) {
-        // Hold the hits (in order) until the file list knows their files.
-        for (const x of unknown) this.asked.add(x.file_id);
-        this.catalog.load({ fresh: true }).catch(() => {}).finally(() => this.flush());
+      const unknown = hits.filter((x) => this.catalog.logOf(x.file_id) === undefined);
+      const ask = unknown.filter((x) => !this.asked.has(x.file_id));
+      if (ask.length || (unknown.length && this.waiting)) {
+        // Hold the hits (in order) until the file list knows their files:
+        // those that came while it loads wait for it too (they were let
+        // through, unknown, and dropped as another log's).
+        for (const x of ask) this.asked.add(x.file_id);
+        if (ask.length) {
+          this.waiting = this.catalog.load({ fresh: true }).catch(() => {}).finally(() => {
+            this.waiting = null;
+            this.flush();
+          });
+        }
         return;
       }
       hits = hits.filter((x) => this.catalog.logOf(x.file_id) === this.params.log);
