@@ -164,6 +164,10 @@ func upperASCII(r rune) rune {
 	return r
 }
 
+// bracketNameMax is glibc's BRACKET_NAME_BUF_SIZE: a [.x.], [=x=] or
+// [:x:] name of as many bytes or more is an unmatched bracket to grep.
+const bracketNameMax = 32
+
 // bracketElem reads one element of a bracket at i; open is the bracket's
 // '[' for errors. grep checks the parts of "[:name:]", "[=x=]" and
 // "[.x.]" in an order found by experiment: the terminator first; a class
@@ -182,6 +186,11 @@ func (p *parser) bracketElem(i, open int, rangeEnd bool) (bracketElem, int, erro
 		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
 	}
 	name := s[i+2 : i+2+end]
+	if len(name) >= bracketNameMax {
+		// glibc reads the name into a buffer of 32 bytes and takes a
+		// longer one for an unterminated bracket.
+		return bracketElem{}, 0, &Error{Msg: msgBracket, Pos: open}
+	}
 	next := i + 2 + end + 2
 	if rangeEnd && delim != '.' {
 		return bracketElem{kind: elemClass}, next, nil

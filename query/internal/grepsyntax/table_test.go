@@ -250,6 +250,11 @@ var cases = []tcase{
 	{syn: ERE, pat: "[[=ab=]", err: eCollate, pos: 1},
 	{syn: ERE, pat: "[[.ab.]", err: eBrack, pos: 0},
 	{syn: ERE, pat: "[[.ab.]x", err: eCollate, pos: 1},
+	// A name of 32 bytes or more: glibc's buffer; shorter: as before.
+	{syn: ERE, pat: "[[." + strings.Repeat("a", 32) + ".]]", err: eBrack, pos: 0},
+	{syn: ERE, pat: "[[=" + strings.Repeat("a", 40) + "=]]", err: eBrack, pos: 0},
+	{syn: ERE, pat: "[[:" + strings.Repeat("a", 32) + ":]]", err: eBrack, pos: 0},
+	{syn: ERE, pat: "[[." + strings.Repeat("a", 31) + ".]]", err: eCollate, pos: 1},
 	{syn: ERE, pat: "[a-[.ab.]", err: eCollate, pos: 3},
 	{syn: ERE, pat: "[a-[=b=]]", err: eRange, pos: 2},
 	{syn: ERE, pat: "[a-[:foo:]]", err: eRange, pos: 2},
