@@ -524,7 +524,7 @@ func TestBrowser(t *testing.T) {
 		// 1.5 s while the state is unknown); a search asks again.
 		tb.click(`#token-dialog [data-act=cancel]`)
 		tb.wait("dialog closed", `!document.querySelector('#token-dialog').open`)
-		time.Sleep(4 * time.Second)
+		time.Sleep(2 * time.Second) // (more than the poll's 1.5 s)
 		var reopened bool
 		tb.eval(`document.querySelector('#token-dialog').open`, &reopened)
 		if reopened {
