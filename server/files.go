@@ -61,7 +61,7 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 		rec := f.Record()
 		fj := fileJSON{
 			ID: f.ID, Path: f.Path, PathB64: pathB64(f.Path), Size: rec.Size, Lines: rec.Lines, IndexedBytes: rec.Indexed,
-			MTime: time.Unix(0, rec.MTime).UTC(), Timed: rec.Timed, TimeFormat: rec.TimeFormat,
+			MTime: time.Unix(0, rec.MTime).In(loc), Timed: rec.Timed, TimeFormat: rec.TimeFormat,
 			Log: f.Log(), Rotation: f.Rotation(), Compression: rec.Compression, Damage: rec.Damage,
 		}
 		if lo, hi, ok := f.TimeRange(); ok {

@@ -229,6 +229,17 @@ func testLive(t *testing.T, browser context.Context) {
 		}
 	})
 
+	t.Run("a file's date is shown in its own offset", func(t *testing.T) {
+		logs := copyFixtures(t, t.TempDir(), nil)
+		tb := newTab(t, browser, startServer(t, logs), desktop, false)
+		tb.open("/")
+		var got string
+		tb.eval(`import('/assets/dom.js').then((m) => m.fmtDate('2026-11-30T23:05:09-05:00'))`, &got)
+		if got != "2026-11-30 23:05" {
+			t.Errorf("fmtDate = %q, want the time as written, 2026-11-30 23:05", got)
+		}
+	})
+
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	liveLog, otherLog := filepath.Join(logs, "app", "live.log"), filepath.Join(logs, "app", "other.log")

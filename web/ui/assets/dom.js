@@ -68,15 +68,12 @@ export function fmtMs(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-const dateFmt = new Intl.DateTimeFormat('en-CA', {
-  year: 'numeric', month: '2-digit', day: '2-digit',
-  hour: '2-digit', minute: '2-digit', hour12: false,
-});
-// fmtDate: "2026-11-30 00:13" in local time (sortable, unambiguous).
+// fmtDate: "2026-11-30 00:13", the wall time an RFC 3339 time holds, in
+// its own offset (the API writes times in the index's zone, as the lines'
+// times are shown; the browser's zone may be another).
 export function fmtDate(iso) {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '–';
-  return dateFmt.format(d).replace(',', '');
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso || '');
+  return m ? `${m[1]} ${m[2]}` : '–';
 }
 
 export function pct(part, whole) {
