@@ -229,7 +229,7 @@ func testLive(t *testing.T, browser context.Context) {
 		}
 	})
 
-	t.Run("a file's date is shown in its own offset", func(t *testing.T) {
+	t.Run("dates: a file's in its own offset, range bounds as the API reads them", func(t *testing.T) {
 		logs := copyFixtures(t, t.TempDir(), nil)
 		tb := newTab(t, browser, startServer(t, logs), desktop, false)
 		tb.open("/")
@@ -237,6 +237,25 @@ func testLive(t *testing.T, browser context.Context) {
 		tb.eval(`import('/assets/dom.js').then((m) => m.fmtDate('2026-11-30T23:05:09-05:00'))`, &got)
 		if got != "2026-11-30 23:05" {
 			t.Errorf("fmtDate = %q, want the time as written, 2026-11-30 23:05", got)
+		}
+		// Every form of a range bound the API reads (logtime.ParseUserTime),
+		// to epoch ms, now being 2026-11-30T12:00:00Z.
+		var abs map[string]any
+		tb.eval(`import('/assets/time.js').then((m) => { const now = Date.UTC(2026, 10, 30, 12); const out = {};
+			for (const s of ['now', '2h', '1w', '1h30m', '1d12h', '2026-11-29', '2026-11-29 14:02', '2026-11-29T14:02:00+01:00', '1764374400000', 'soon', '2x', ''])
+				out[s] = m.absTime(s, now); return out; })`, &abs)
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		ms := func(t time.Time) float64 { return float64(t.UnixMilli()) }
+		for s, want := range map[string]any{
+			"now": ms(now), "2h": ms(now.Add(-2 * time.Hour)), "1w": ms(now.Add(-7 * 24 * time.Hour)),
+			"1h30m": ms(now.Add(-90 * time.Minute)), "1d12h": ms(now.Add(-36 * time.Hour)),
+			"2026-11-29": ms(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)), "2026-11-29 14:02": ms(time.Date(2026, 11, 29, 14, 2, 0, 0, time.UTC)),
+			"2026-11-29T14:02:00+01:00": ms(time.Date(2026, 11, 29, 13, 2, 0, 0, time.UTC)), "1764374400000": float64(1764374400000),
+			"soon": nil, "2x": nil, "": nil,
+		} {
+			if abs[s] != want {
+				t.Errorf("absTime(%q) = %v, want %v", s, abs[s], want)
+			}
 		}
 	})
 

@@ -6,8 +6,9 @@
 
 const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/;
 const PLAIN = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d)(?::(\d\d))?$/; // the API's "2026-11-29 14:02", UTC
-const AGO = /^(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 };
+const DATE = /^(\d{4})-(\d\d)-(\d\d)$/; // midnight, UTC (as the API reads it)
+const AGO_TERM = /(\d{1,9})(ms|s|m|h|d|w)/y; // the API's "1d12h": terms summed
+const UNIT_MS = { ms: 1, s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 };
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 export const DAY = 86400e3;
 
@@ -37,11 +38,21 @@ export function absTime(s, now = Date.now()) {
   s = (s || '').trim();
   const t = parseTime(s);
   if (t) return t.ms;
+  if (s === 'now') return now;
   let m = PLAIN.exec(s);
   if (m) return Date.UTC(+m[1], m[2] - 1, +m[3], +m[4], +m[5], +(m[6] || 0));
-  if (/^\d{10,}$/.test(s)) return Number(s);
-  m = AGO.exec(s);
-  return m ? now - Number(m[1]) * UNIT_MS[m[2]] : null;
+  m = DATE.exec(s);
+  if (m) return Date.UTC(+m[1], m[2] - 1, +m[3]);
+  if (/^\d{1,15}$/.test(s)) return Number(s); // epoch milliseconds
+  let ago = 0, i = 0;
+  while (i < s.length) {
+    AGO_TERM.lastIndex = i;
+    m = AGO_TERM.exec(s);
+    if (!m) return null;
+    ago += Number(m[1]) * UNIT_MS[m[2]];
+    i = AGO_TERM.lastIndex;
+  }
+  return i > 0 ? now - ago : null;
 }
 
 // wall is the wall clock of ms in a zone off minutes east of UTC, as a
