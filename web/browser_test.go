@@ -532,6 +532,10 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.eval(`(() => { document.querySelector('#search-form').requestSubmit(); return true; })()`, nil)
 		tb.wait("token dialog again", `document.querySelector('#token-dialog').open`)
+		tb.wait("token field focused", `document.activeElement === document.querySelector('#token-input')`)
+		tb.typeText("s3cret-token")
+		tb.key(kb.Enter)
+		tb.waitResults("error", 48)
 	})
 
 	t.Run("asks for the token when the API needs one", func(t *testing.T) {
