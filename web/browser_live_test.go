@@ -456,6 +456,20 @@ func testLive(t *testing.T, browser context.Context) {
 		appendFile(t, burst, liveLines("burst two", 801, 1))
 		reindex(t, srv)
 		tb.wait("both rows of the log", `logdex.results.liveCount === 2`)
+		// A burst of another log's hits between two frames (a hidden tab
+		// draws none) does not push this log's out of the bounded queue.
+		var queued []string
+		tb.eval(`(() => { const L = logdex.live, fs = logdex.catalog.files;
+			const id = (p) => fs.find((f) => f.path === p).id;
+			logdex.liveConfig.cap = 3;
+			L.received({ file_id: id('logs/app/burst.log'), line: 99 });
+			for (let i = 0; i < 10; i++) L.received({ file_id: id('logs/app/other.log'), line: i });
+			const q = L.queue.map((h) => h.file_id === id('logs/app/burst.log') ? 'mine' : 'other');
+			L.queue = []; logdex.liveConfig.cap = 10000;
+			return q; })()`, &queued)
+		if !slices.Equal(queued, []string{"mine"}) {
+			t.Errorf("queued %q, want this log's hit alone", queued)
+		}
 	})
 
 	t.Run("Live with a log filter, through a rotation", func(t *testing.T) {

@@ -107,9 +107,21 @@ export class LiveView {
   }
 
   received(hit) {
+    // Another log's hit (its file known) is let go at once: a hidden tab's
+    // queue bounded below keeps this log's.
+    const log = this.params?.log;
+    if (log) {
+      const of = this.catalog.logOf(hit.file_id);
+      if (of !== undefined && of !== log) return;
+    }
     this.queue.push(hit);
-    // A hidden tab draws no frames: keep no more than would be shown.
-    if (this.queue.length > liveConfig.cap) this.queue.splice(0, this.queue.length - liveConfig.cap);
+    // A hidden tab draws no frames: keep no more than would be shown, and
+    // say so (as for the rows let go once shown).
+    if (this.queue.length > liveConfig.cap) {
+      const over = this.queue.length - liveConfig.cap;
+      this.queue.splice(0, over);
+      this.dropped += over;
+    }
     if (!this.raf) this.raf = requestAnimationFrame(() => this.flush());
   }
 
