@@ -456,6 +456,17 @@ func testLive(t *testing.T, browser context.Context) {
 		appendFile(t, burst, liveLines("burst two", 801, 1))
 		reindex(t, srv)
 		tb.wait("both rows of the log", `logdex.results.liveCount === 2`)
+		// The summary, a live region, is not rebuilt (read out again) when
+		// a batch leaves it as it was.
+		tb.eval(`(() => { document.querySelector('#summary').firstChild.kept = true; return true; })()`, nil)
+		appendFile(t, burst, liveLines("burst again", 803, 1))
+		reindex(t, srv)
+		tb.wait("the third row", `logdex.results.liveCount === 3`)
+		var kept bool
+		tb.eval(`document.querySelector('#summary').firstChild?.kept === true`, &kept)
+		if !kept {
+			t.Errorf("the summary was rebuilt for a live batch that left it as it was")
+		}
 		// A burst of another log's hits between two frames (a hidden tab
 		// draws none) does not push this log's out of the bounded queue.
 		var queued []string

@@ -478,9 +478,12 @@ export class Results {
   // --- summary, footer, empty states ---
 
   renderChrome() {
-    const { summary, footer, empty, scroller } = this.els;
+    const { summary: shown, footer, empty, scroller } = this.els;
     document.body.classList.toggle('searching', this.loading);
-    clear(summary);
+    // Built aside and put in place only when it changed: the summary is a
+    // live region, and Live renders on every batch (a screen reader read
+    // the same summary out again each time).
+    const summary = document.createElement('div');
     const p = this.params;
     if (this.state === 'loading' && !this.hits.length) {
       summary.append(h('span', { class: 'spinner', 'aria-hidden': 'true' }), this.busy || 'Searching…');
@@ -514,7 +517,8 @@ export class Results {
       }
     }
     if (this.busy && this.hits.length) summary.append(h('span', { class: 'warn', text: this.busy }));
-    summary.classList.toggle('is-empty', summary.childNodes.length === 0);
+    if (summary.innerHTML !== shown.innerHTML) shown.replaceChildren(...summary.childNodes);
+    shown.classList.toggle('is-empty', shown.childNodes.length === 0);
 
     clear(footer);
     if (this.live) {
