@@ -517,7 +517,9 @@ export class Results {
       }
     }
     if (this.busy && this.hits.length) summary.append(h('span', { class: 'warn', text: this.busy }));
-    if (summary.innerHTML !== shown.innerHTML) shown.replaceChildren(...summary.childNodes);
+    const same = summary.childNodes.length === shown.childNodes.length
+      && [...summary.childNodes].every((n, i) => n.isEqualNode(shown.childNodes[i]));
+    if (!same) shown.replaceChildren(...summary.childNodes);
     shown.classList.toggle('is-empty', shown.childNodes.length === 0);
 
     clear(footer);
