@@ -291,14 +291,12 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 					}
 					after, skip := int64(0), false
 					if c := opt.After; c != nil && c.orderPath() == f.Path {
-						// The cursor is in this file, or in the renamed one
-						// after it (then this one was all shown), or (the
-						// rename came since) in the indexed file when it
-						// had not moved: this one's lines are new.
-						after, skip = c.Line, c.Indexed != ""
-						if !c.AtPath && c.Indexed == "" {
-							after = 0
-						}
+						switch {
+						case c.AtPath: // the cursor is in this file
+							after = c.Line
+						case c.Indexed != "": // in the renamed one after it: this one was all shown
+							skip = true
+						} // (else in the indexed file before it moved: this one's lines are new)
 					}
 					if skip {
 						cur.Close()

@@ -103,7 +103,7 @@ func assignRotations(files []*File) {
 	var zero map[string]bool // logs with a .0: every number one more
 	for _, f := range files {
 		log, n, date := splitRotation(f.Path)
-		f.log, f.rotation = log, max(n, 0)
+		f.log, f.rotation = log, n // (-1 until below: not numbered)
 		if date != "" {
 			byLog[log] = append(byLog[log], dated{f, date})
 		}
@@ -113,16 +113,16 @@ func assignRotations(files []*File) {
 			}
 			zero[log] = true
 		}
-		if n > 0 { // (a missing entry reads 0: most files are not rotations)
-			maxN[log] = max(maxN[log], n)
-		}
 	}
 	for _, f := range files {
-		if zero[f.log] {
-			if _, n, _ := splitRotation(f.Path); n >= 0 {
-				f.rotation = n + 1
-				maxN[f.log] = max(maxN[f.log], n+1)
-			}
+		switch {
+		case f.rotation < 0:
+			f.rotation = 0 // the live file (a dated rotation: numbered below)
+		case zero[f.log]:
+			f.rotation++
+		}
+		if f.rotation > 0 { // (a missing entry reads 0: most files are not rotations)
+			maxN[f.log] = max(maxN[f.log], f.rotation)
 		}
 	}
 	for log, ds := range byLog {

@@ -139,9 +139,9 @@ func NewHistogram(from, to int64, n int) *Histogram {
 	if start > from { // (floorDiv's product wrapped below MinInt64)
 		start += st
 	}
-	k := max(buckets(uint64(to)-uint64(start), step), 1)
-	if to <= start {
-		k = 1
+	k := uint64(1)
+	if to > start {
+		k = max(buckets(uint64(to)-uint64(start), step), 1)
 	}
 	return &Histogram{Start: start, Step: st, Counts: make([]int64, k)}
 }
