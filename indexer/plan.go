@@ -44,14 +44,14 @@ type part struct {
 // read. The run starts over (a new walk sees the file as it is now).
 var errChangedUnder = errors.New("renamed or rewritten while being indexed")
 
-// changedUnder is err opening a planned file, made errChangedUnder when
-// the file is gone (logrotate's rotate N deleted it, a cleanup did): one
-// file's going is no reason to fail the run and drop its work.
-func changedUnder(rec *mmapstore.FileRecord, err error) error {
+// readErr is err reading planned file rec, with its path; errChangedUnder
+// too when the file is gone (logrotate's rotate N deleted it, a cleanup
+// did): one file's going is no reason to fail the run and drop its work.
+func readErr(rec *mmapstore.FileRecord, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w (%w)", rec.Path, errChangedUnder, err)
+		err = fmt.Errorf("%w (%w)", errChangedUnder, err)
 	}
-	return err
+	return fmt.Errorf("read %s: %w", rec.Path, err)
 }
 
 // sameFile reports whether f (open by rec's path) is rec's inode and
@@ -297,7 +297,7 @@ func (u *update) plan(ctx context.Context, emit func(*job)) error {
 				// Shorter than planned since (no line boundary after
 				// start): the run starts over rather than cut nothing for
 				// ever.
-				return fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
+				return readErr(rec, errChangedUnder)
 			}
 			first := it
 			first.end = cut
@@ -316,11 +316,11 @@ func (u *update) plan(ctx context.Context, emit func(*job)) error {
 func (u *update) cut(rec *mmapstore.FileRecord, start, want, end int64) (c, lines int64, err error) {
 	f, err := u.roots[rec.Root].openIdentity(rec)
 	if err != nil {
-		return 0, 0, changedUnder(rec, err)
+		return 0, 0, readErr(rec, err)
 	}
 	defer func() {
 		if err == nil && !sameFile(f, rec) {
-			err = fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
+			err = readErr(rec, errChangedUnder)
 		}
 		f.Close()
 	}()
@@ -369,7 +369,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *te
 		rec := &u.next.Files[p.rec]
 		f, err := u.roots[rec.Root].openIdentity(rec)
 		if err != nil {
-			return nil, changedUnder(rec, err)
+			return nil, readErr(rec, err)
 		}
 		sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
 		// A part continuing a file already indexed starts from the time of
@@ -385,7 +385,7 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *te
 		}
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", rec.Path, err)
+			return nil, readErr(rec, err)
 		}
 		p.complete, p.lines, p.nulAt = complete, lines, nulAt
 		p.timed, p.first, p.last, p.format = timer.any, timer.first, timer.carry, timer.p.Format()

@@ -33,10 +33,7 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 	// (app.log.1.gz to app.log.2.gz) and put another under its name.
 	f, err := u.roots[rec.Root].openIdentity(rec)
 	if err != nil {
-		if err := changedUnder(rec, err); errors.Is(err, errChangedUnder) {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("read %s: %w", rec.Path, err)
+		return nil, nil, readErr(rec, err)
 	}
 	defer f.Close()
 	ix := compressed.NewIndexer(f, rec.Size, kind, compressed.DefaultInterval)
@@ -54,7 +51,7 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 		timer.lt, timer.pending = b.lines, timer.pending[:0]
 		complete, lines, nulAt, err := b.readPart(sa, sf, start, math.MaxInt64, lineNo, timer, buf, func(int64) {}, u.opt.SegmentBytes)
 		if err != nil {
-			return refs, parts, fmt.Errorf("read %s: %w", rec.Path, err)
+			return refs, parts, readErr(rec, err)
 		}
 		sa.commit(complete)
 		done := sa.atEnd(complete)
@@ -87,7 +84,7 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 	}
 	if ctx.Err() == nil && !sameFile(f, rec) {
 		// (A file root's identity is only checked after the read.)
-		return refs, parts, fmt.Errorf("read %s: %w", rec.Path, errChangedUnder)
+		return refs, parts, readErr(rec, errChangedUnder)
 	}
 	return refs, parts, ctx.Err()
 }
