@@ -418,14 +418,11 @@ func (u *update) findMissedDuringWalk(files []found, old *mmapstore.Manifest, ro
 		if !ok {
 			continue // deleted (or moved out of its directory)
 		}
-		fh, fi, err := logfile.Open(u.roots[nr].dir, filepath.FromSlash(name), true)
+		fh, fi, err := logfile.OpenAs(u.roots[nr].dir, filepath.FromSlash(name), rec.Dev, rec.Ino)
 		if err != nil {
-			continue
-		}
-		fh.Close()
-		if dev, ino := logfile.StatIDs(fi); dev != rec.Dev || ino != rec.Ino {
 			continue // renamed again since the listing
 		}
+		fh.Close()
 		files = append(files, found{root: nr, rel: name, dev: rec.Dev, ino: rec.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 		if metSince == nil {
 			metSince = map[inodeKey]bool{}

@@ -133,42 +133,37 @@ func IsBinary(r io.ReaderAt) (bool, error) {
 // returns the file, its stat and the name it was found at (slash
 // separated, relative to dir); fs.ErrNotExist when it is in neither.
 func OpenIdentity(dir *os.Root, name string, dev, ino uint64) (*os.File, fs.FileInfo, string, error) {
-	f, fi, err := Open(dir, name, true)
+	f, fi, err := OpenAs(dir, name, dev, ino)
 	if err == nil {
-		if d, i := StatIDs(fi); d == dev && i == ino {
-			return f, fi, filepath.ToSlash(name), nil
-		}
-		f.Close()
+		return f, fi, filepath.ToSlash(name), nil
 	} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrNotRegular) {
 		return nil, nil, "", err
 	}
-	parent := filepath.Dir(name)
-	ents, err := fs.ReadDir(dir.FS(), filepath.ToSlash(parent))
+	l, err := DirInodes(dir, filepath.Dir(name))
 	if err != nil {
 		return nil, nil, "", err
 	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
+	if other, ok := l[[2]uint64{dev, ino}]; ok {
+		if f, fi, err := OpenAs(dir, filepath.FromSlash(other), dev, ino); err == nil {
+			return f, fi, other, nil
 		}
-		other := filepath.Join(parent, e.Name())
-		li, err := dir.Lstat(other)
-		if err != nil {
-			continue
-		}
-		if d, i := StatIDs(li); d != dev || i != ino {
-			continue
-		}
-		f, fi, err := Open(dir, other, true)
-		if err != nil {
-			continue
-		}
-		if d, i := StatIDs(fi); d == dev && i == ino {
-			return f, fi, filepath.ToSlash(other), nil
-		}
-		f.Close()
 	}
 	return nil, nil, "", fmt.Errorf("%s: %w (not renamed within its directory either)", name, fs.ErrNotExist)
+}
+
+// OpenAs opens name beneath dir (not following a symlink) when it is the
+// file with device dev and inode ino; fs.ErrNotExist when it holds
+// another.
+func OpenAs(dir *os.Root, name string, dev, ino uint64) (*os.File, fs.FileInfo, error) {
+	f, fi, err := Open(dir, name, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, i := StatIDs(fi); d != dev || i != ino {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w (another file now)", name, fs.ErrNotExist)
+	}
+	return f, fi, nil
 }
 
 // DirInodes lists the regular files of the directory parent beneath dir by
