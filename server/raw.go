@@ -65,8 +65,7 @@ type rawStream struct {
 	start   time.Time
 	pending rawRange // the range being extended; n == 0: none
 	ranges  []rawRange
-	files   []*rawFile // open files, to close at the end
-	open    map[*query.File]*rawFile
+	open    map[*query.File]*rawFile // the files open, to close at the end
 	curFile *query.File
 	cur     *rawFile // nil with curFile set: the file is unreadable
 	dropped int      // hits past the file's current end
@@ -137,7 +136,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rs *rawStream) close() {
-	for _, f := range rs.files {
+	for _, f := range rs.open {
 		f.f.Close()
 	}
 }
@@ -160,27 +159,14 @@ func (rs *rawStream) hit(h *query.Hit) error {
 		if rs.cur == nil {
 			rs.cur = rs.openFile(h)
 		}
-		if rs.cur != nil && rs.open[h.File] == nil {
-			if rs.open == nil {
-				rs.open = map[*query.File]*rawFile{}
-			}
-			rs.open[h.File] = rs.cur
-		}
-		if rs.stream && len(rs.files) > 1 {
+		if rs.stream {
 			// Streaming: the other files are done with (sent), unless a
 			// time order comes back to them (opened again then).
-			kept := rs.files[:0]
-			for _, f := range rs.files {
-				if f == rs.cur {
-					kept = append(kept, f)
-					continue
+			for qf, f := range rs.open {
+				if f != rs.cur {
+					f.f.Close()
+					delete(rs.open, qf)
 				}
-				f.f.Close()
-			}
-			rs.files = kept
-			clear(rs.open)
-			if rs.cur != nil {
-				rs.open[h.File] = rs.cur
 			}
 		}
 	}
@@ -229,7 +215,10 @@ func (rs *rawStream) openFile(h *query.Hit) *rawFile {
 		rs.s.log.Warn().Err(err).Str("path", h.File.Path).Msg("raw search: cannot reopen a matched file")
 	}
 	if rf != nil {
-		rs.files = append(rs.files, rf)
+		if rs.open == nil {
+			rs.open = map[*query.File]*rawFile{}
+		}
+		rs.open[h.File] = rf
 	}
 	return rf
 }
@@ -247,7 +236,7 @@ func (rs *rawStream) flushPending() error {
 	}
 	rs.ranges = append(rs.ranges, p)
 	lim := rs.s.rawBuffer
-	if len(rs.ranges) >= lim.ranges || len(rs.files) > lim.files || time.Since(rs.start) > lim.wait {
+	if len(rs.ranges) >= lim.ranges || len(rs.open) > lim.files || time.Since(rs.start) > lim.wait {
 		return rs.startStream()
 	}
 	return nil
