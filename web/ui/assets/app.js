@@ -279,8 +279,6 @@ const results = new Results({
   onOpen: (hit, { focus }) => openHit(hit, 'push', focus),
   onError: showError,
   onPage: () => {
-    // A lower bound would make up untimed matches: unknown until counted.
-    if (results.state === 'done') histogram.setSearchTotal(results.params, results.totalExact ? results.total : null);
     viewer.refreshMatches();
     // A permalink's hit: select it once its page is in.
     if (state.file !== null && results.sel < 0) {

@@ -16,10 +16,6 @@ const TICK_PX = 120; // room per axis label
 
 const matches = (n) => `${fmtInt(n)} ${n === 1 ? 'match' : 'matches'}`;
 
-// sameSearch tells whether two searches count the same lines (order aside).
-const sameSearch = (a, b) => Boolean(a && b) &&
-  ['q', 'mode', 'case', 'from', 'to', 'untimed'].every((k) => (a[k] || '') === (b[k] || ''));
-
 export class Histogram {
   // root: the histogram's section; cb: {onRange(from, to) with RFC 3339
   // times ('' and '' for all time), onUntimed(exclude)}
@@ -58,7 +54,6 @@ export class Histogram {
     this.params = null;
     this.data = null;
     this.err = null;
-    this.searchTotal = null;
     this.counts = [];
     this.drag = null;
     this.cursor = -1;
@@ -96,15 +91,6 @@ export class Histogram {
     this.root.classList.remove('is-loading');
   }
 
-  // setSearchTotal gives the search's total, to tell how many of its
-  // matches have no time (the search counts them, the buckets do not).
-  setSearchTotal(params, total) {
-    if (!sameSearch(params, this.params)) return;
-    this.searchTotal = total;
-    this.renderHead();
-    if (this.data && !this.counts.length) this.render();
-  }
-
   // untimed is the number of matches shown without a time (null while
   // unknown).
   untimed() {
@@ -112,9 +98,7 @@ export class Histogram {
     // The histogram's own count (exact, and counted with its buckets), not
     // the search's total less the buckets': that total may be a lower
     // bound, or counted at another moment of a live log.
-    if (typeof this.data.untimed === 'number') return this.data.untimed;
-    if (this.searchTotal === null) return null;
-    return Math.max(0, this.searchTotal - this.data.total);
+    return this.data.untimed;
   }
 
   setData(d, err) {
