@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,16 @@ func (lw *liveWriter) rotateNow(t *testing.T, f *os.File) *os.File {
 
 type seqKey struct{ w, s int64 }
 
+// copyInProgress tells whether a search's warnings say copytruncate's
+// copy was read as it is now, not yet indexed: between the copy and the
+// truncation its lines are in both files, and a search then may return
+// them twice, as grep -r would (README, Live logs).
+func copyInProgress(warnings []string) bool {
+	return slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "copy.log.1: replaced since indexing")
+	})
+}
+
 func parseSeq(t *testing.T, text string) seqKey {
 	var k seqKey
 	if _, err := fmt.Sscanf(text, "2026-11-30T12:00:00Z INFO zqlive w%d s%d pad", &k.w, &k.s); err != nil {
@@ -185,7 +196,7 @@ func TestLiveWritersReaders(t *testing.T) {
 		before := []int64{writers[0].done.Load(), writers[1].done.Load()}
 		seen := map[seqKey]bool{}
 		for _, k := range search() {
-			if seen[k] {
+			if seen[k] && !(k.w == 3 && copyInProgress(lastWarn)) {
 				t.Fatalf("search %d: w%d s%d twice", searches, k.w, k.s)
 			}
 			seen[k] = true
