@@ -177,7 +177,7 @@ func (u *update) diff() error {
 			return false
 		}
 		defer fh.Close()
-		ok, err := logfile.SameStart(fh, rec.FPLen, rec.FP)
+		ok, err := rec.SameContent(fh)
 		return err == nil && ok
 	}
 

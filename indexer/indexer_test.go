@@ -251,6 +251,41 @@ func TestStaleBeforeReindex(t *testing.T) {
 	}
 }
 
+// TestRewrittenWithSameStart: a file truncated and rewritten in place
+// that starts with the same banner, longer than the first-bytes
+// fingerprint, and grows past what was indexed is not taken for an
+// append: searches answer from what it holds now (with a warning) and
+// the next run indexes it again.
+func TestRewrittenWithSameStart(t *testing.T) {
+	root := t.TempDir()
+	dir := t.TempDir()
+	a := filepath.Join(root, "job.log")
+	banner := strings.Repeat("# job runner 4.2, settings: retries=3 timeout=30s queue=default\n", 20)
+	write(t, a, banner+"first run: step one\nfirst run: done\n", os.O_TRUNC)
+	update(t, dir, root)
+	write(t, a, banner+"SECOND run: step one is longer\nSECOND run: step two\nSECOND run: done\n", os.O_TRUNC)
+	got, st := searchAll(t, dir, root)
+	same(t, "rewritten, before re-indexing", got, fileLines(t, root))
+	if len(st.Warnings) != 1 {
+		t.Fatalf("want one warning for the rewritten file, got %v", st.Warnings)
+	}
+	if res := update(t, dir, root); res.Reindexed != 1 || res.Appended != 0 {
+		t.Fatalf("re-index of the rewritten file: %+v, want it indexed again, not appended to", res)
+	}
+	got, st = searchAll(t, dir, root)
+	same(t, "rewritten, re-indexed", got, fileLines(t, root))
+	if len(st.Warnings) != 0 {
+		t.Fatalf("warnings after re-indexing: %v", st.Warnings)
+	}
+	// Appends still are appends.
+	write(t, a, "SECOND run: one more line\n", os.O_APPEND)
+	if res := update(t, dir, root); res.Appended != 1 || res.Reindexed != 0 {
+		t.Fatalf("re-index after an append: %+v, want it appended to", res)
+	}
+	got, _ = searchAll(t, dir, root)
+	same(t, "appended", got, fileLines(t, root))
+}
+
 func TestSkips(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "logs")

@@ -38,6 +38,10 @@ type part struct {
 	first, last int64
 	format      string
 	nulAt       int64 // offset of the first NUL read, -1 when none
+	// tailLen and tailFP fingerprint the bytes before complete (tailLen 0:
+	// the part added no line, the record's stay)
+	tailLen int64
+	tailFP  uint64
 }
 
 // errChangedUnder: a file was renamed, rewritten or deleted while it was
@@ -55,7 +59,7 @@ func readErr(rec *mmapstore.FileRecord, err error) error {
 }
 
 // sameFile reports whether f (open by rec's path) is rec's inode and
-// still starts with its fingerprinted bytes.
+// still holds its fingerprinted bytes.
 func sameFile(f *os.File, rec *mmapstore.FileRecord) bool {
 	fi, err := f.Stat()
 	if err != nil {
@@ -64,7 +68,7 @@ func sameFile(f *os.File, rec *mmapstore.FileRecord) bool {
 	if dev, ino := logfile.StatIDs(fi); dev != rec.Dev || ino != rec.Ino {
 		return false
 	}
-	ok, err := logfile.SameStart(f, rec.FPLen, rec.FP)
+	ok, err := rec.SameContent(f)
 	return err == nil && ok
 }
 
@@ -239,6 +243,9 @@ func (u *update) account(parts []*part) {
 				rec.NULAt = p.nulAt + 1 // binary from there (in its indexed bytes)
 			}
 			rec.Indexed = p.complete
+			if p.tailLen > 0 {
+				rec.TailLen, rec.TailFP = p.tailLen, p.tailFP
+			}
 			rec.Lines += p.lines
 			if p.timed {
 				rec.Timed, rec.LastTime, rec.TimeFormat = true, p.last, p.format
@@ -376,6 +383,10 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *te
 		// its last indexed line.
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
 		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress, 0)
+		if err == nil && complete > p.start {
+			p.tailLen = min(complete, logfile.TailLen)
+			p.tailFP, err = logfile.TailFingerprint(f, complete, p.tailLen)
+		}
 		if err == nil && !sameFile(f, rec) {
 			// The bytes read are the indexed file's only if the path
 			// still named it and its start is unchanged after the read

@@ -49,7 +49,11 @@ const (
 	//      FSTs, one per run of up to 64 such blocks. Section 13 holds
 	//      each block's kind and offset. The highcard index shrank from
 	//      30% to 24% of the logs.
-	FormatVersion = 5
+	//   6: file records carry a tail fingerprint (the bytes before the
+	//      end of the indexed prefix): a file rewritten in place with the
+	//      same first KiB, grown past that end, was taken for an append.
+	//      Version 5 stays readable (its records have no tail yet).
+	FormatVersion = 6
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 5
 

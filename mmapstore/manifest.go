@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // Manifest file layout: magic "LOGDEXMF" | version u32 | reserved u32 |
@@ -91,6 +94,25 @@ type FileRecord struct {
 	// when there is none: from there on the file is binary (grep prints
 	// "binary file matches" instead of its lines).
 	NULAt int64 `json:"nul_at,omitempty"`
+	// TailLen and TailFP fingerprint the last TailLen bytes of [0,
+	// Indexed) (0: none, as in a version 5 index or a compressed file):
+	// with FP, they tell a file appended to from one rewritten in place
+	// that starts as it did.
+	TailLen int64  `json:"tail_len,omitempty"`
+	TailFP  uint64 `json:"tail_fp,omitempty"`
+}
+
+// SameContent reports whether r, the file rec describes (by device and
+// inode), still holds rec's indexed bytes as far as its fingerprints
+// tell: it starts as it did, and the bytes before the end of its indexed
+// prefix are as they were. r must be at least Indexed bytes long for the
+// second to hold.
+func (rec *FileRecord) SameContent(r io.ReaderAt) (bool, error) {
+	ok, err := logfile.SameStart(r, rec.FPLen, rec.FP)
+	if !ok || err != nil || rec.TailLen == 0 {
+		return ok, err
+	}
+	return logfile.SameEnd(r, rec.Indexed, rec.TailLen, rec.TailFP)
 }
 
 // Skipped is a file the indexer saw and left out, with the reason.

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
 // manifestHead is the JSON part of a version 4 payload: everything but the
@@ -31,6 +33,7 @@ const (
 	fileTimeFormat
 	fileLastTime
 	fileNUL
+	fileTail
 )
 
 // appendTables appends the binary segment and file tables of m.
@@ -57,7 +60,7 @@ func appendTables(b []byte, m *Manifest) []byte {
 			on   bool
 			flag uint64
 		}{{f.Timed, fileTimed}, {f.Compression != "", fileCompressed}, {f.Damage != "", fileDamaged},
-			{f.TimeFormat != "", fileTimeFormat}, {f.LastTime != 0, fileLastTime}, {f.NULAt != 0, fileNUL}} {
+			{f.TimeFormat != "", fileTimeFormat}, {f.LastTime != 0, fileLastTime}, {f.NULAt != 0, fileNUL}, {f.TailLen != 0, fileTail}} {
 			if c.on {
 				flags |= c.flag
 			}
@@ -92,6 +95,10 @@ func appendTables(b []byte, m *Manifest) []byte {
 		}
 		if flags&fileNUL != 0 {
 			b = binary.AppendVarint(b, f.NULAt)
+		}
+		if flags&fileTail != 0 {
+			b = binary.AppendVarint(b, f.TailLen)
+			b = binary.LittleEndian.AppendUint64(b, f.TailFP)
 		}
 	}
 	return b
@@ -276,6 +283,12 @@ func readTables(b []byte, m *Manifest) error {
 		}
 		if flags&fileNUL != 0 {
 			f.NULAt = r.varint()
+		}
+		if flags&fileTail != 0 {
+			f.TailLen, f.TailFP = r.varint(), r.u64()
+		}
+		if r.err == nil && (f.FPLen < 0 || f.FPLen > logfile.FingerprintLen || f.TailLen < 0 || f.TailLen > min(logfile.TailLen, f.Indexed)) {
+			r.fail(fmt.Errorf("file %d: fingerprint lengths %d and %d out of range", f.ID, f.FPLen, f.TailLen))
 		}
 	}
 	if r.err == nil && r.off != len(b) {

@@ -84,6 +84,8 @@ func fullManifest(files int) *mmapstore.Manifest {
 		f := mmapstore.FileRecord{ID: uint64(i + 1), Root: i % 2, Path: fmt.Sprintf("dir%03d/app-%05d.log", i/100, i), Dev: 2049, Ino: uint64(1e6 + i),
 			FPLen: 1024, FP: uint64(i) * 0x9e3779b97f4a7c15, Size: int64(400 + i), MTime: 1.7e18 + int64(i), Indexed: int64(300 + i), Lines: int64(i % 7)}
 		switch i % 4 {
+		case 0:
+			f.TailLen, f.TailFP = min(f.Indexed, 256), uint64(i)*0x51afd7ed558ccd
 		case 1:
 			f.Timed, f.TimeFormat, f.LastTime = true, "rfc3339", -int64(i)
 		case 2:
@@ -152,6 +154,29 @@ func TestManifestCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := fixChecksum(t, tc.edit(bytes.Clone(good)))
+			if m, err := mmapstore.DecodeManifest("m", b); !errors.Is(err, mmapstore.ErrCorrupt) {
+				t.Fatalf("%+v, %v", m, err)
+			}
+		})
+	}
+	// Fingerprint lengths a reader would allocate or read by.
+	for _, tc := range []struct {
+		name string
+		edit func(f *mmapstore.FileRecord)
+	}{
+		{"negative fingerprint", func(f *mmapstore.FileRecord) { f.FPLen = -1 }},
+		{"huge fingerprint", func(f *mmapstore.FileRecord) { f.FPLen = 1 << 40 }},
+		{"tail past indexed", func(f *mmapstore.FileRecord) { f.Indexed, f.TailLen = 10, 11 }},
+		{"huge tail", func(f *mmapstore.FileRecord) { f.Size, f.Indexed, f.TailLen = 1<<41, 1<<41, 1<<40 }},
+		{"negative tail", func(f *mmapstore.FileRecord) { f.TailLen = -5 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fullManifest(6)
+			tc.edit(&m.Files[4])
+			b, err := mmapstore.EncodeManifest(m)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if m, err := mmapstore.DecodeManifest("m", b); !errors.Is(err, mmapstore.ErrCorrupt) {
 				t.Fatalf("%+v, %v", m, err)
 			}

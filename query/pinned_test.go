@@ -152,6 +152,13 @@ func TestPinnedIndex(t *testing.T) {
 	if again := answerPinned(t, fresh); !bytes.Equal(again, want) {
 		t.Fatalf("a fresh index answers differently from the pinned one:\n%s", firstDiff(again, want))
 	}
+	// Older versions this build still reads answer the same.
+	for v := mmapstore.MinFormatVersion; v < mmapstore.FormatVersion; v++ {
+		older := fmt.Sprintf("v%d", v)
+		if got := answerPinned(t, openPinned(t, pinnedIndex(t, older))); !bytes.Equal(got, want) {
+			t.Fatalf("the pinned %s index answers differently from %s:\n%s", older, golden, firstDiff(got, want))
+		}
+	}
 }
 
 // buildPinned rebuilds the committed index: small segments so that

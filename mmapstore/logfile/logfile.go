@@ -28,6 +28,12 @@ import (
 // from the one indexed before.
 const FingerprintLen = 1024
 
+// TailLen is how many bytes before the end of a file's indexed prefix are
+// fingerprinted too: a file truncated and rewritten in place that starts
+// as it did (a banner longer than FingerprintLen) and has grown past what
+// was indexed is told from one appended to by them.
+const TailLen = 256
+
 // binarySniff: like grep, a NUL byte in the first 8 KiB marks a binary file.
 const binarySniff = 8 << 10
 
@@ -74,8 +80,19 @@ func StatIDs(info fs.FileInfo) (dev, ino uint64) {
 // Fingerprint hashes the first n bytes of r; a file shorter than n gives
 // io.ErrUnexpectedEOF.
 func Fingerprint(r io.ReaderAt, n int64) (uint64, error) {
+	return hashAt(r, 0, n)
+}
+
+// TailFingerprint hashes the n bytes of r that end at end; a file shorter
+// than end gives io.ErrUnexpectedEOF.
+func TailFingerprint(r io.ReaderAt, end, n int64) (uint64, error) {
+	return hashAt(r, end-n, n)
+}
+
+// hashAt hashes the n bytes of r at off.
+func hashAt(r io.ReaderAt, off, n int64) (uint64, error) {
 	buf := make([]byte, n)
-	m, err := r.ReadAt(buf, 0)
+	m, err := r.ReadAt(buf, off)
 	if int64(m) < n {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -92,6 +109,19 @@ func SameStart(r io.ReaderAt, fpLen int64, fp uint64) (bool, error) {
 		return true, nil
 	}
 	got, err := Fingerprint(r, fpLen)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, nil
+	}
+	return err == nil && got == fp, err
+}
+
+// SameEnd reports whether the n bytes of r that end at end still hash to
+// fp (n 0: nothing to compare).
+func SameEnd(r io.ReaderAt, end, n int64, fp uint64) (bool, error) {
+	if n <= 0 {
+		return true, nil
+	}
+	got, err := TailFingerprint(r, end, n)
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return false, nil
 	}

@@ -42,7 +42,7 @@ func (s *Set) moved(f *File) *Handle {
 		fh.Close() // renamed again meanwhile, or truncated
 		return nil
 	}
-	if same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP); err != nil || !same {
+	if same, err := f.rec.SameContent(fh); err != nil || !same {
 		fh.Close()
 		return nil
 	}

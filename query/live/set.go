@@ -274,7 +274,7 @@ func (s *Set) Holds(f *File) bool {
 	if fi.Size() < indexedSize(f.rec) {
 		return false
 	}
-	same, err := logfile.SameStart(fh, f.rec.FPLen, f.rec.FP)
+	same, err := f.rec.SameContent(fh)
 	return err == nil && same
 }
 
@@ -321,7 +321,7 @@ func (s *Set) Check(f *File) (*Handle, error) {
 		h.stale = ErrReplaced
 		return h, nil
 	}
-	if same, err := logfile.SameStart(fh, rec.FPLen, rec.FP); err != nil {
+	if same, err := rec.SameContent(fh); err != nil {
 		fh.Close()
 		return nil, err
 	} else if !same {
@@ -427,8 +427,8 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 		h.stale = ErrReplaced
 	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
-		// (copytruncate), which the first bytes tell apart.
-		if same, err := logfile.SameStart(sf.f, rec.FPLen, rec.FP); err != nil {
+		// (copytruncate), which the fingerprints tell apart.
+		if same, err := rec.SameContent(sf.f); err != nil {
 			h.Close()
 			return nil, err
 		} else if !same {
