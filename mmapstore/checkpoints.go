@@ -45,6 +45,9 @@ func (s *Segment) Checkpoints(id uint64) (table []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	base := uint64(len(list) - d.Len())
+	if found.off > uint64(len(s.ckpts.data))-base {
+		return nil, false, s.damaged(s.corrupt("checkpoints", int64(s.ckpts.off), "file %d's table out of bounds", id))
+	}
 	b, err := s.read(&s.ckpts, base+found.off, found.n)
 	return b, err == nil, err
 }

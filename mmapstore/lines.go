@@ -83,12 +83,19 @@ func (s *Segment) Locate(line uint32) (LineLoc, error) {
 	if !ok || w <= 0 {
 		return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "bad length of line %d", line))
 	}
-	off += int64(skip)
 	n := int64(v)
-	if n < 1 || off < sp.StartOffset || off+n > sp.EndOffset {
+	if off < sp.StartOffset || off > sp.EndOffset || skip > uint64(sp.EndOffset-off) || !s.lineFits(sp, off+int64(skip), n) {
 		return LineLoc{}, s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", line))
 	}
-	return LineLoc{Span: si, Offset: off, Length: n}, nil
+	return LineLoc{Span: si, Offset: off + int64(skip), Length: n}, nil
+}
+
+// lineFits reports whether a line of n bytes at off lies in span sp and is
+// no longer than the segment's longest line (sums that cannot overflow:
+// the bytes are not trusted, and a reader allocates n bytes).
+func (s *Segment) lineFits(sp *Span, off, n int64) bool {
+	return n >= 1 && off >= sp.StartOffset && off <= sp.EndOffset && n <= sp.EndOffset-off &&
+		(s.maxLineLen == 0 || uint64(n) <= s.maxLineLen)
 }
 
 // group reads restart point g: the file offset of its first line and the
@@ -135,6 +142,9 @@ func (s *Segment) WalkLines(si int, from uint32, fn func(line uint32, off, lengt
 	if err != nil {
 		return err
 	}
+	if off < sp.StartOffset || off > sp.EndOffset {
+		return s.damaged(s.corrupt("line groups", int64(s.groups.off), "span %d's group %d starts outside it", si, from/GroupSize))
+	}
 	end := s.spanLensEnd(si)
 	if end < pos {
 		return s.damaged(s.corrupt("line groups", int64(s.groups.off), "span %d's lengths out of order", si))
@@ -145,11 +155,15 @@ func (s *Segment) WalkLines(si int, from uint32, fn func(line uint32, off, lengt
 	}
 	d := Decbuf{B: lens}
 	for k := from % GroupSize; k > 0; k-- {
-		off += int64(d.Uvarint())
+		if n := d.Uvarint(); n > uint64(sp.EndOffset-off) {
+			return s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", sp.FirstLine+from))
+		} else {
+			off += int64(n)
+		}
 	}
 	for rel := from; rel < sp.NumLines; rel++ {
 		n := int64(d.Uvarint())
-		if d.Err != nil || n < 1 || off+n > sp.EndOffset {
+		if d.Err != nil || !s.lineFits(sp, off, n) {
 			return s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", sp.FirstLine+rel))
 		}
 		if !fn(sp.FirstLine+rel, off, n) {

@@ -25,6 +25,10 @@ type manifestHead struct {
 	NextSegmentID uint64        `json:"next_segment_id"`
 }
 
+// maxPathLen bounds a file's path in the manifest, far above what any
+// system takes (Linux's PATH_MAX is 4096).
+const maxPathLen = 1 << 16
+
 // File record flags.
 const (
 	fileTimed = 1 << iota
@@ -262,8 +266,17 @@ func readTables(b []byte, m *Manifest) error {
 			break
 		}
 		start := len(paths)
+		rest := r.bytes()
+		// Shared prefixes expand: bound what they may grow to (a path of
+		// more than maxPathLen bytes, or paths of 256 times the table's
+		// bytes, are no index's), so that bad bytes cannot make a reader
+		// allocate gigabytes.
+		if r.err == nil && (int(shared)+len(rest) > maxPathLen || len(paths)+int(shared)+len(rest) > 256*len(b)) {
+			r.fail(fmt.Errorf("file %d: path of %d bytes", i, int(shared)+len(rest)))
+			break
+		}
 		paths = append(paths, paths[prevStart:prevStart+int(shared)]...)
-		paths = append(paths, r.bytes()...)
+		paths = append(paths, rest...)
 		prevStart, pathEnds[i] = start, len(paths)
 		f.Dev, f.Ino = r.uvarint(), r.uvarint()
 		f.FPLen, f.FP = r.varint(), r.u64()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -235,4 +236,32 @@ func FuzzManifest(f *testing.F) {
 		}
 		mmapstore.DecodeManifest("fuzz", data)
 	})
+}
+
+// TestManifestPathBlowUp: shared path prefixes cannot expand a small
+// manifest into gigabytes of paths (each record may repeat the whole
+// previous path for a few bytes).
+func TestManifestPathBlowUp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files int
+		path  string
+	}{
+		{"one path too long", 1, strings.Repeat("d/", 40_000)},
+		{"a long path repeated", 2000, strings.Repeat("d/", 30_000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &mmapstore.Manifest{Roots: []mmapstore.Root{{Given: "logs", Abs: "/srv/logs"}}}
+			for i := range tc.files {
+				m.Files = append(m.Files, mmapstore.FileRecord{ID: uint64(i + 1), Path: tc.path})
+			}
+			b, err := mmapstore.EncodeManifest(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := mmapstore.DecodeManifest("m", b); !errors.Is(err, mmapstore.ErrCorrupt) {
+				t.Fatalf("%d bytes of manifest decoded to %d files (%v), want ErrCorrupt", len(b), len(got.Files), err)
+			}
+		})
+	}
 }

@@ -28,7 +28,8 @@ type Mapping struct {
 	// os.NewFile costs an fcntl(2) and a cleanup per segment opened.
 	fd int
 	// exact: fd was advised POSIX_FADV_RANDOM (Prefetch reads no more than asked)
-	exact atomic.Bool
+	exact  atomic.Bool
+	closed bool // (an empty file's mapping has no data or fd either)
 }
 
 // Map maps path read-only. An empty file gives an empty mapping.
@@ -137,6 +138,9 @@ func preadFull(fd int, path string, b []byte, off int64) (int, error) {
 func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
 	if m.fd < 0 {
 		if m.size == 0 {
 			return nil
@@ -172,6 +176,9 @@ func (m *Mapping) Bytes() []byte { return m.data }
 func (m *Mapping) Advise(off, n int64, advice int) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
 	if m.data == nil {
 		if m.size == 0 {
 			return nil
@@ -190,6 +197,9 @@ func (m *Mapping) Advise(off, n int64, advice int) error {
 func (m *Mapping) Resident(off, n int64) (int64, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
 	if m.data == nil {
 		if m.size == 0 {
 			return 0, nil
@@ -237,6 +247,10 @@ func pageRange(data []byte, off, n int64) ([]byte, bool) {
 func (m *Mapping) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
 	if m.data == nil {
 		return nil
 	}

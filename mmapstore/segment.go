@@ -8,6 +8,7 @@ package mmapstore
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -400,8 +401,11 @@ func (s *Segment) decodeSpans() error {
 		sp.File = d.Int(len(s.files) - 1)
 		sp.FirstLine = next
 		sp.NumLines = uint32(d.Int(int(s.lines - next)))
-		sp.StartOffset = int64(d.Uvarint())
-		sp.EndOffset = sp.StartOffset + int64(d.Uvarint())
+		start, length := d.Uvarint(), d.Uvarint()
+		if start > math.MaxInt64 || length > math.MaxInt64-start {
+			return s.corrupt("spans", -1, "span %d's bytes out of range", i)
+		}
+		sp.StartOffset, sp.EndOffset = int64(start), int64(start+length)
 		sp.StartLineNo = int64(d.Uvarint())
 		sp.FirstGroup = uint32(d.Int(int(ngroups)))
 		flags := d.Uvarint()
@@ -419,7 +423,9 @@ func (s *Segment) decodeSpans() error {
 		if sp.TimeSorted && !sp.Timed {
 			return s.corrupt("spans", -1, "span %d sorted in time without times", i)
 		}
-		if sp.NumLines == 0 || sp.EndOffset < sp.StartOffset || sp.StartLineNo < 1 ||
+		// (A span's line walks count in uint32: one of more than
+		// MaxUint32-GroupSize lines would wrap.)
+		if sp.NumLines == 0 || sp.NumLines > math.MaxUint32-GroupSize || sp.StartLineNo < 1 ||
 			uint64(sp.FirstGroup)+uint64((sp.NumLines+GroupSize-1)/GroupSize) > ngroups {
 			return s.corrupt("spans", -1, "span %d inconsistent", i)
 		}

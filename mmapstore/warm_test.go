@@ -2,6 +2,7 @@ package mmapstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -418,5 +419,55 @@ func waitForResident(t *testing.T, what string, resident func() (r, n int64), en
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %d of %d bytes resident", what, r, n)
 		}
+	}
+}
+
+// TestMappingAfterClose: a closed mapping says so to every use (a warmer
+// that outlived it must not count a region as warmed), an empty file's
+// mapping has nothing to do, and closing twice is a no-op.
+func TestMappingAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "full"), filepath.Join(dir, "empty")
+	if err := os.WriteFile(full, make([]byte, 3*os.Getpagesize()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for _, tc := range []struct {
+		path string
+		want error
+	}{{full, ErrClosed}, {empty, nil}} {
+		m, err := Map(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Prefetch(0, 1, buf); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: Prefetch after Close: %v, want ErrClosed", tc.path, err)
+		}
+		if err := m.Advise(0, 1, 0); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: Advise after Close: %v, want ErrClosed", tc.path, err)
+		}
+		if _, err := m.Resident(0, 1); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: Resident after Close: %v, want ErrClosed", tc.path, err)
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("%s: second Close: %v", tc.path, err)
+		}
+	}
+	m, err := Map(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Prefetch(0, 1, buf); err != nil {
+		t.Errorf("Prefetch of an empty mapping: %v", err)
+	}
+	if r, err := m.Resident(0, 1); r != 0 || err != nil {
+		t.Errorf("Resident of an empty mapping: %d, %v", r, err)
 	}
 }
