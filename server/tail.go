@@ -31,9 +31,10 @@ type tailGen struct {
 }
 
 type tailFeed struct {
-	mu   sync.Mutex
-	gens []tailGen     // oldest first
-	wake chan struct{} // closed by the next push
+	mu      sync.Mutex
+	gens    []tailGen     // oldest first
+	evicted uint64        // the newest generation dropped (0: none)
+	wake    chan struct{} // closed by the next push
 }
 
 func newTailFeed() *tailFeed { return &tailFeed{wake: make(chan struct{})} }
@@ -48,6 +49,7 @@ func (f *tailFeed) push(gen uint64, delta query.Delta) {
 		gen = f.gens[n-1].gen + 1
 	}
 	if len(f.gens) == tailKeep {
+		f.evicted = f.gens[0].gen
 		f.gens = append(f.gens[:0], f.gens[1:]...)
 	}
 	f.gens = append(f.gens, tailGen{gen, delta})
@@ -75,19 +77,16 @@ var errTailBehind = errors.New("behind the feed")
 func (f *tailFeed) next(at query.TailID) (g tailGen, ok bool, wake <-chan struct{}, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, e := range f.gens {
-		switch {
-		case e.gen == at.Gen && at.TailPos != query.TailDone:
-			return e, true, nil, nil
-		case e.gen > at.Gen:
-			if i == 0 {
-				return g, false, nil, errTailBehind
-			}
+	// Behind only when part of a dropped generation is still to read: a
+	// position done with the last one dropped (or from before the first
+	// generation, at start-up) has missed nothing.
+	if at.Gen < f.evicted || at.Gen == f.evicted && at.TailPos != query.TailDone {
+		return g, false, nil, errTailBehind
+	}
+	for _, e := range f.gens {
+		if e.gen == at.Gen && at.TailPos != query.TailDone || e.gen > at.Gen {
 			return e, true, nil, nil
 		}
-	}
-	if len(f.gens) > 0 && at.Gen < f.gens[0].gen {
-		return g, false, nil, errTailBehind
 	}
 	return g, false, f.wake, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -239,5 +240,41 @@ func TestTailRefusals(t *testing.T) {
 	}
 	if ev := tc3.next(t); ev.name != "end" || !strings.Contains(ev.data, "client too slow") {
 		t.Fatalf("%+v, want the end event of a slow client", ev)
+	}
+}
+
+// TestTailFeedBehind: a client is cut as too slow only when part of a
+// generation the feed dropped is still to be read: not when it connected
+// before the first generation (the server still opening its index), nor
+// when it is done with the last generation dropped.
+func TestTailFeedBehind(t *testing.T) {
+	f := newTailFeed()
+	start := query.TailID{Gen: f.head(), TailPos: query.TailDone}
+	if _, ok, wake, err := f.next(start); ok || wake == nil || err != nil {
+		t.Fatalf("before any generation: ok %v, wake %v, err %v; want to wait", ok, wake != nil, err)
+	}
+	f.push(1, query.Delta{})
+	if g, ok, _, err := f.next(start); !ok || err != nil || g.gen != 1 {
+		t.Fatalf("connected before the first generation: %d, %v, %v; want generation 1", g.gen, ok, err)
+	}
+	for gen := uint64(2); gen <= tailKeep+2; gen++ {
+		f.push(gen, query.Delta{})
+	}
+	// Generations 1 and 2 are dropped.
+	for _, tc := range []struct {
+		at     query.TailID
+		behind bool
+		next   uint64
+	}{
+		{query.TailID{Gen: 2, TailPos: query.TailDone}, false, 3},
+		{query.TailID{Gen: 2, TailPos: query.TailPos{File: 1, Line: 5}}, true, 0},
+		{query.TailID{Gen: 1, TailPos: query.TailDone}, true, 0},
+		{query.TailID{Gen: 3, TailPos: query.TailPos{File: 1, Line: 5}}, false, 3},
+		{query.TailID{Gen: 3, TailPos: query.TailDone}, false, 4},
+	} {
+		g, _, _, err := f.next(tc.at)
+		if behind := errors.Is(err, errTailBehind); behind != tc.behind || !behind && g.gen != tc.next {
+			t.Errorf("at %s: generation %d, %v; want behind %v, else generation %d", tc.at, g.gen, err, tc.behind, tc.next)
+		}
 	}
 }
