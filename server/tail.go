@@ -178,7 +178,7 @@ type tailStream struct {
 	rc     *http.ResponseController
 	q      *query.Query
 	follow query.Follower
-	buf    []byte
+	out    []byte // events gathered, to be written
 	hit    []byte
 	err    error // the first write error: the client is gone
 }
@@ -232,10 +232,17 @@ func (st *tailStream) run(ctx context.Context, at query.TailID) string {
 		if at.Gen != g.gen {
 			at = query.TailID{Gen: g.gen}
 		}
-		sent, err := st.gen(ctx, g, at.TailPos)
+		sent, last, err := st.gen(ctx, g, at.TailPos)
+		// Written once the snapshot is released: a client that reads
+		// slowly holds no index, files or segments meanwhile.
+		st.write(st.out)
 		switch {
 		case st.err != nil:
 			return "client gone"
+		case errors.Is(err, errTailChunk):
+			at = query.TailID{Gen: g.gen, TailPos: last}
+			st.flush()
+			continue // the rest of the generation, with the snapshot of then
 		case errors.Is(err, errNoSnapshot):
 			return "server shutting down"
 		case err != nil:
@@ -249,28 +256,38 @@ func (st *tailStream) run(ctx context.Context, at query.TailID) string {
 	}
 }
 
+// tailChunk bounds the events of one generation gathered under one
+// snapshot before they are written.
+const tailChunk = 256 << 10
+
+// errTailChunk: a chunk of events is ready; the generation goes on after it.
+var errTailChunk = errors.New("tail chunk full")
+
 var errNoSnapshot = errors.New("no index open")
 
-// gen sends the hits of generation g after pos, from the current snapshot
-// (the feed only gets a generation once it is served; the lines of a file
-// the snapshot no longer has, copytruncate's source, the Follower reads
-// from its copy, now or once the copy holds them).
-func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (int, error) {
+// gen gathers in st.out the events of the hits of generation g after pos,
+// from the current snapshot (the feed only gets a generation once it is
+// served; the lines of a file the snapshot no longer has, copytruncate's
+// source, the Follower reads from its copy, now or once the copy holds
+// them). It stops with errTailChunk, last the position of the last hit
+// gathered, once tailChunk bytes are.
+func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (sent int, last query.TailPos, err error) {
+	st.out = st.out[:0]
 	if len(g.delta.Lines) == 0 && len(g.delta.Copies) == 0 && !st.follow.Waiting() {
-		return 0, nil
+		return 0, last, nil
 	}
 	sn := st.s.acquire()
 	if sn == nil {
-		return 0, errNoSnapshot
+		return 0, last, errNoSnapshot
 	}
 	defer sn.unref()
 	loc := sn.s.Location()
-	sent := 0
 	var hl [][2]int
-	err := st.follow.Read(ctx, sn.s, st.q, g.gen, g.delta, pos, func(h *query.Hit) error {
-		id := query.TailID{Gen: g.gen, TailPos: query.TailPos{File: h.File.ID, Line: h.Line}}.String()
+	err = st.follow.Read(ctx, sn.s, st.q, g.gen, g.delta, pos, func(h *query.Hit) error {
+		last = query.TailPos{File: h.File.ID, Line: h.Line}
+		id := query.TailID{Gen: g.gen, TailPos: last}.String()
 		hl = clipRanges(st.q.AppendHighlights(hl[:0], h.Text), clippedLen(h.Text))
-		b := append(st.buf[:0], "event: hit\nid: "...)
+		b := append(st.out, "event: hit\nid: "...)
 		b = append(b, id...)
 		b = append(b, "\ndata: {\"id\":\""...)
 		b = append(b, id...)
@@ -278,13 +295,12 @@ func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (in
 		st.hit = appendHit(st.hit[:0], h, hl, nil, nil, loc)
 		b = append(b, st.hit[1:]...) // the hit's fields after its "{"
 		b = append(b, "\n\n"...)
-		st.buf = b
-		st.write(b)
+		st.out = b
 		sent++
-		if sent%64 == 0 {
-			st.flush()
+		if len(st.out) >= tailChunk {
+			return errTailChunk
 		}
-		return st.err
+		return nil
 	})
-	return sent, err
+	return sent, last, err
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,6 +277,49 @@ func TestTailFeedBehind(t *testing.T) {
 		g, _, _, err := f.next(tc.at)
 		if behind := errors.Is(err, errTailBehind); behind != tc.behind || !behind && g.gen != tc.next {
 			t.Errorf("at %s: generation %d, %v; want behind %v, else generation %d", tc.at, g.gen, err, tc.behind, tc.next)
+		}
+	}
+}
+
+// TestTailLargeGeneration: a generation with more matching lines than one
+// chunk of events arrives whole, in order, once; a client that stops
+// reading holds no snapshot while the server waits to write to it.
+func TestTailLargeGeneration(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	log := filepath.Join(fx.logs, "live.log")
+	appendLines(t, log, 0, 1, "zqbig")
+	fx.reindex(t)
+	ts.Reload()
+	// A client with a small receive buffer: the server's writes block
+	// soon after it stops reading.
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return err
+	}}
+	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+	tc := openTailAt(t, client, ts.ts.URL, "q=zqbig", "")
+	const n = 30_000 // about 7 MB of events: more than the socket buffers hold
+	appendLines(t, log, 1, n, "zqbig")
+	fx.reindex(t)
+	ts.Reload()
+	// The client's queue fills, then the server blocks writing to it.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(tc.events) < cap(tc.events) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Once its chunk is gathered the server waits to write it, without
+	// the snapshot (it was held throughout, writes included).
+	for ts.cur.Load().refs.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot has %d references while the tail waits for its client, want 1 (the server's)", ts.cur.Load().refs.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := 1; i <= n; i++ {
+		if h := tc.hit(t); !strings.HasSuffix(h.Text, fmt.Sprintf(" seq %d zqbig", i)) {
+			t.Fatalf("hit %d: %+v", i, h)
 		}
 	}
 }
