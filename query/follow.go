@@ -34,6 +34,11 @@ type Delta struct {
 	// Gone are the records of prev's files this snapshot no longer has
 	// (truncated, replaced, deleted).
 	Gone []mmapstore.FileRecord
+	// Renumbered: the index was built anew since prev (a damaged manifest,
+	// a new time zone) and its file ids name other files. Lines are then
+	// new against prev's record of the same file (device and inode); the
+	// earlier deltas, Gone and Copies mean nothing here (they are empty).
+	Renumbered bool
 }
 
 // History is what a live tail's earlier deltas leave for the next one
@@ -111,6 +116,28 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		return logKey{rec.Root, log}
 	}
 	olds := prev.Files() // a copy: taken once
+	// prevOf is prev's record of the file rec describes: by id, or by
+	// device and inode when ids were renumbered.
+	prevOf := func(rec *mmapstore.FileRecord) (mmapstore.FileRecord, bool) { return prev.File(rec.ID) }
+	if renumbered(s.files, prev) {
+		dl.Renumbered, h = true, &History{}
+		type ident struct {
+			root     int
+			dev, ino uint64
+		}
+		byIdent := make(map[ident]mmapstore.FileRecord, len(olds))
+		for _, old := range olds {
+			byIdent[ident{old.Root, old.Dev, old.Ino}] = old
+		}
+		prevOf = func(rec *mmapstore.FileRecord) (mmapstore.FileRecord, bool) {
+			old, ok := byIdent[ident{rec.Root, rec.Dev, rec.Ino}]
+			if !ok || old.FPLen == rec.FPLen && old.FP != rec.FP || rec.Lines < old.Lines {
+				return old, false // (or truncated and rewritten meanwhile)
+			}
+			return old, true
+		}
+		olds = nil // (no copies are looked for, no file is gone: ids differ)
+	}
 	// shown is how many of a file's lines a tail has had: all that prev or,
 	// once it is dropped, its last record held.
 	shown := func(id uint64) int64 {
@@ -131,7 +158,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	for _, f := range s.files {
 		rec := f.Record()
 		from := int64(1)
-		old, known := prev.File(rec.ID)
+		old, known := prevOf(&rec)
 		if known {
 			from = old.Lines + 1
 		}
@@ -190,6 +217,20 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 		}
 	}
 	return dl
+}
+
+// renumbered reports whether an id of files names another file (device
+// and inode) in prev: the index was built anew. (A file keeps its id while
+// it is the same file, renamed too; a replaced file gets a new one.)
+func renumbered(files []*File, prev *mmapstore.Index) bool {
+	for _, f := range files {
+		if old, ok := prev.File(f.ID); ok {
+			if rec := f.Record(); old.Dev != rec.Dev || old.Ino != rec.Ino {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyOf returns the index of the record in olds that f is a copy of, or

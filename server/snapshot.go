@@ -22,6 +22,9 @@ type snapshot struct {
 	ix     *mmapstore.Index
 	s      *query.Searcher
 	seq    uint64
+	// ids counts the index's file numberings: it grows when the index was
+	// built anew (query.Delta.Renumbered) and file ids name other files.
+	ids    uint64
 	opened time.Time
 	refs   atomic.Int64 // 1 for being current, +1 per request
 	warmer *mmapstore.Warmer
@@ -104,11 +107,19 @@ func (s *Server) Reload() (bool, error) {
 	sn.refs.Store(1)
 	s.startWarmup(sn)
 	delta := sn.s.Delta(prev, &s.tailHistory) // before prev can close
+	if cur := s.cur.Load(); cur != nil {
+		sn.ids = cur.ids
+		if delta.Renumbered {
+			sn.ids++
+			s.tailHistory = query.History{} // (its records are by the old ids)
+			s.log.Info().Uint64("generation", ix.Generation()).Msg("index built anew: file ids renumbered; live tails behind it start again")
+		}
+	}
 	s.tailHistory.Add(delta)
 	old := s.cur.Swap(sn)
 	// Served first, then fed: a tail reading this generation finds a
 	// snapshot that holds its lines.
-	s.tailFeed.push(ix.Generation(), delta)
+	s.tailFeed.push(ix.Generation(), sn.ids, delta)
 	if old != nil {
 		old.unref()
 	}

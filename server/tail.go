@@ -27,6 +27,7 @@ const tailKeep = 1024
 
 type tailGen struct {
 	gen   uint64
+	ids   uint64 // the file numbering of delta's ids (snapshot.ids)
 	delta query.Delta
 }
 
@@ -40,7 +41,7 @@ type tailFeed struct {
 func newTailFeed() *tailFeed { return &tailFeed{wake: make(chan struct{})} }
 
 // push adds a generation (opened after every one it holds).
-func (f *tailFeed) push(gen uint64, delta query.Delta) {
+func (f *tailFeed) push(gen, ids uint64, delta query.Delta) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if n := len(f.gens); n > 0 && gen <= f.gens[n-1].gen {
@@ -52,7 +53,7 @@ func (f *tailFeed) push(gen uint64, delta query.Delta) {
 		f.evicted = f.gens[0].gen
 		f.gens = append(f.gens[:0], f.gens[1:]...)
 	}
-	f.gens = append(f.gens, tailGen{gen, delta})
+	f.gens = append(f.gens, tailGen{gen, ids, delta})
 	close(f.wake)
 	f.wake = make(chan struct{})
 }
@@ -178,6 +179,7 @@ type tailStream struct {
 	rc     *http.ResponseController
 	q      *query.Query
 	follow query.Follower
+	ids    uint64 // the file numbering follow's state is by
 	out    []byte // events gathered, to be written
 	hit    []byte
 	err    error // the first write error: the client is gone
@@ -232,6 +234,11 @@ func (st *tailStream) run(ctx context.Context, at query.TailID) string {
 		if at.Gen != g.gen {
 			at = query.TailID{Gen: g.gen}
 		}
+		if g.ids != st.ids {
+			// The first generation of a new file numbering: what the
+			// follower kept is by the old ids.
+			st.follow, st.ids = query.Follower{}, g.ids
+		}
 		sent, last, err := st.gen(ctx, g, at.TailPos)
 		// Written once the snapshot is released: a client that reads
 		// slowly holds no index, files or segments meanwhile.
@@ -245,6 +252,8 @@ func (st *tailStream) run(ctx context.Context, at query.TailID) string {
 			continue // the rest of the generation, with the snapshot of then
 		case errors.Is(err, errNoSnapshot):
 			return "server shutting down"
+		case errors.Is(err, errRenumbered):
+			return fmt.Sprintf("the index was built anew (file ids renumbered) before position %s was read; search for what was missed and tail again", at)
 		case err != nil:
 			return "search failed: " + err.Error()
 		}
@@ -265,6 +274,10 @@ var errTailChunk = errors.New("tail chunk full")
 
 var errNoSnapshot = errors.New("no index open")
 
+// errRenumbered: a generation's ids are of a file numbering the current
+// snapshot no longer has.
+var errRenumbered = errors.New("file ids renumbered")
+
 // gen gathers in st.out the events of the hits of generation g after pos,
 // from the current snapshot (the feed only gets a generation once it is
 // served; the lines of a file the snapshot no longer has, copytruncate's
@@ -281,6 +294,9 @@ func (st *tailStream) gen(ctx context.Context, g tailGen, pos query.TailPos) (se
 		return 0, last, errNoSnapshot
 	}
 	defer sn.unref()
+	if sn.ids != g.ids {
+		return 0, last, errRenumbered
+	}
 	loc := sn.s.Location()
 	var hl [][2]int
 	err = st.follow.Read(ctx, sn.s, st.q, g.gen, g.delta, pos, func(h *query.Hit) error {

@@ -231,7 +231,7 @@ func TestTailRefusals(t *testing.T) {
 	// A client further behind than the feed keeps is cut, saying why.
 	head := ts.tailFeed.head()
 	for i := range uint64(tailKeep + 1) {
-		ts.tailFeed.push(head+1+i, query.Delta{})
+		ts.tailFeed.push(head+1+i, 0, query.Delta{})
 	}
 	var tc3 *tailClient
 	for range 100 { // the refused stream's slot frees when its handler returns
@@ -255,12 +255,12 @@ func TestTailFeedBehind(t *testing.T) {
 	if _, ok, wake, err := f.next(start); ok || wake == nil || err != nil {
 		t.Fatalf("before any generation: ok %v, wake %v, err %v; want to wait", ok, wake != nil, err)
 	}
-	f.push(1, query.Delta{})
+	f.push(1, 0, query.Delta{})
 	if g, ok, _, err := f.next(start); !ok || err != nil || g.gen != 1 {
 		t.Fatalf("connected before the first generation: %d, %v, %v; want generation 1", g.gen, ok, err)
 	}
 	for gen := uint64(2); gen <= tailKeep+2; gen++ {
-		f.push(gen, query.Delta{})
+		f.push(gen, 0, query.Delta{})
 	}
 	// Generations 1 and 2 are dropped.
 	for _, tc := range []struct {
@@ -321,5 +321,54 @@ func TestTailLargeGeneration(t *testing.T) {
 		if h := tc.hit(t); !strings.HasSuffix(h.Text, fmt.Sprintf(" seq %d zqbig", i)) {
 			t.Fatalf("hit %d: %+v", i, h)
 		}
+	}
+}
+
+// TestTailIndexBuiltAnew: when the index is rebuilt from scratch while
+// the server runs (here: its manifest damaged), file ids are numbered
+// anew; the tail still sends only the lines new since the last snapshot,
+// and a client resuming inside a generation of the old numbering is told
+// to search for what it missed instead of getting other files' lines.
+func TestTailIndexBuiltAnew(t *testing.T) {
+	fx := newFixture(t)
+	ts := newTestServer(t, fx)
+	// First in path order: a rebuild gives it the first id, another
+	// file's before.
+	live := filepath.Join(fx.logs, "aaa-live.log")
+	appendLines(t, live, 0, 3, "zqnum")
+	fx.reindex(t)
+	ts.Reload()
+	tc := openTail(t, ts, "q=zqnum", "")
+	appendLines(t, live, 3, 3, "zqnum")
+	fx.reindex(t)
+	ts.Reload()
+	var inside string
+	for i := 3; i < 6; i++ {
+		h := tc.hit(t)
+		if !strings.HasSuffix(h.Text, fmt.Sprintf(" seq %d zqnum", i)) {
+			t.Fatalf("hit %+v, want seq %d", h, i)
+		}
+		if i == 3 {
+			inside = h.ID
+		}
+	}
+	appendLines(t, live, 6, 3, "zqnum")
+	must(t, os.WriteFile(filepath.Join(fx.index, "MANIFEST"), []byte("damaged"), 0o644))
+	fx.reindex(t)
+	if changed, err := ts.Reload(); !changed || err != nil {
+		t.Fatalf("Reload: %v, %v", changed, err)
+	}
+	for i := 6; i < 9; i++ {
+		if h := tc.hit(t); !strings.HasSuffix(h.Text, fmt.Sprintf(" seq %d zqnum", i)) || h.Path != "logs/aaa-live.log" {
+			t.Fatalf("after the rebuild: hit %+v, want seq %d", h, i)
+		}
+	}
+	resumed := openTail(t, ts, "q=zqnum", inside)
+	if ev := resumed.next(t); ev.name != "end" || !strings.Contains(ev.data, "built anew") {
+		t.Fatalf("resumed inside a generation of the old numbering: %+v, want the end event saying why", ev)
+	}
+	ts.Server.Close()
+	if ev := tc.next(t); ev.name != "end" || !strings.Contains(ev.data, "server shutting down") {
+		t.Fatalf("%+v, want the end event (no other hit)", ev)
 	}
 }
