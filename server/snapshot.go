@@ -19,9 +19,9 @@ import (
 // Acquire cannot serve here: it refuses new readers once Close has begun,
 // and Searcher methods acquire internally.
 type snapshot struct {
-	ix     *mmapstore.Index
-	s      *query.Searcher
-	seq    uint64
+	ix  *mmapstore.Index
+	s   *query.Searcher
+	seq uint64
 	// ids counts the index's file numberings: it grows when the index was
 	// built anew (query.Delta.Renumbered) and file ids name other files.
 	ids    uint64
@@ -219,8 +219,11 @@ func (s *Server) mergeLoop(ctx context.Context) {
 		}
 		t0 := time.Now()
 		res, err := s.opt.Merge(ctx)
-		if err == nil && res.Changed {
-			_, err = s.Reload()
+		if res.Changed {
+			// (also after a failure: merges published before it are
+			// served, and their inputs' mappings released)
+			_, rerr := s.Reload()
+			err = errors.Join(err, rerr)
 		}
 		switch {
 		case ctx.Err() != nil:

@@ -185,7 +185,8 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		var err error
 		onThread(mergeNice(int(liveSegs.Load())), func() { res, err = indexer.Merge(ctx, opt) })
 		if err != nil {
-			return server.ReindexResult{}, err
+			// Sets merged before the failure are published: say so.
+			return server.ReindexResult{Changed: res != nil && res.Changed}, err
 		}
 		return server.ReindexResult{Changed: res.Changed, Summary: fmt.Sprintf("merged %d segments into %d", res.Merged, res.NewSegs)}, nil
 	}
