@@ -282,6 +282,16 @@ func TestSymlinkSwap(t *testing.T) {
 			t.Fatalf("symlinked file%s: %d %s", q, r.code, r.body)
 		}
 	}
+	// A symlink to another file beneath the root: not served either.
+	id = ts.fileID(t, "logs/app/worker.log")
+	victim = filepath.Join(fx.logs, "app/worker.log")
+	os.Remove(victim)
+	must(t, os.Symlink("../db/postgres.log", victim)) // (relative: os.Root follows it)
+	for _, q := range []string{"", "?line=1"} {
+		if r := ts.get(t, fmt.Sprintf("/api/files/%d/content%s", id, q)); r.code != http.StatusForbidden {
+			t.Fatalf("file replaced by a symlink beneath its root%s: %d %s", q, r.code, r.body)
+		}
+	}
 	for _, ep := range []string{"/api/search?q=hunter2", "/api/search/raw?q=hunter2", "/api/search?q=topsecret&context=3"} {
 		r := ts.get(t, ep)
 		if r.code != 200 || bytes.Contains(r.body, []byte("hunter2\n")) || bytes.Contains(r.body, []byte(`"text":"topsecret`)) ||

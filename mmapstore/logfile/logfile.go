@@ -42,17 +42,27 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // Open opens name beneath dir for reading. It never blocks (O_NONBLOCK:
 // opening a FIFO without a writer would) and returns only regular files,
-// with their stat; nofollow refuses a symlink as the last component.
+// with their stat; nofollow refuses a symlink as the last component
+// (ELOOP).
 func Open(dir *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error) {
-	flag := os.O_RDONLY | syscall.O_NONBLOCK
-	if nofollow {
-		flag |= syscall.O_NOFOLLOW
-	}
-	f, err := dir.OpenFile(name, flag, 0)
+	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	return keepRegular(f, name)
+	f, st, err := keepRegular(f, name)
+	if err != nil || !nofollow {
+		return f, st, err
+	}
+	// os.Root follows a symlink in the last component whatever the flags
+	// (O_NOFOLLOW is ignored), to any target beneath the root: the name
+	// must still be the very file opened, not a symlink to it. Looked at
+	// after the open, a swap either way shows as a symlink or another
+	// file.
+	if li, err := dir.Lstat(name); err != nil || li.Mode()&fs.ModeSymlink != 0 || !os.SameFile(li, st) {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ELOOP}
+	}
+	return f, st, nil
 }
 
 // keepRegular returns f and its stat when it is a regular file, and closes

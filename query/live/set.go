@@ -219,13 +219,15 @@ func (s *Set) locate(f *File) (*os.Root, string, error) {
 // Open opens f beneath its root: the indexed file, at its path or, when a
 // rotation renamed it since, under its new name in its directory (the
 // offsets a search gave are its own); else what its path holds now, which
-// may differ from the indexed file (Check tells).
+// may differ from the indexed file (Check tells), but never through a
+// symlink put in its place (os.Root keeps its target beneath the root,
+// which may still be another log, or any file beside a log given alone).
 func (s *Set) Open(f *File) (*os.File, error) {
 	dir, name, err := s.locate(f)
 	if err != nil {
 		return nil, err
 	}
-	fh, st, err := logfile.Open(dir, name, false)
+	fh, st, err := logfile.Open(dir, name, true)
 	if err == nil {
 		if dev, ino := logfile.StatIDs(st); dev == f.rec.Dev && ino == f.rec.Ino {
 			return fh, nil
