@@ -60,7 +60,7 @@ func slowReader(t *testing.T, addr, target string) (net.Conn, int) {
 	}}
 	c, err := d.Dial("tcp", addr)
 	must(t, err)
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", target)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := bufio.NewReaderSize(c, 64).ReadString('\n')
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -137,7 +139,18 @@ func public(p string) bool {
 // even in the token's length.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.tokenHash == nil {
-		return next
+		// Without a token the server is for this machine's own clients
+		// (serve refuses other addresses). A web page from elsewhere can
+		// still reach it through DNS rebinding (its own name made to
+		// resolve to 127.0.0.1), and then read every log: its requests
+		// carry that name in Host.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !loopbackHost(r.Host) {
+				writeError(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not this server's: without a token it answers requests for localhost, 127.0.0.1 or [::1] only", r.Host))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if public(r.URL.Path) && (r.URL.RawPath == "" || public(r.URL.RawPath)) {
@@ -154,4 +167,18 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// loopbackHost reports whether a request's Host names this machine:
+// localhost (or a name under it), a loopback address, or none (HTTP/1.0).
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

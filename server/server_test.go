@@ -195,6 +195,54 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// TestHostCheck: without a token, only requests for this machine's names
+// are answered (a page elsewhere that rebinds its own name to 127.0.0.1
+// sends that name); with a token, the token decides.
+func TestHostCheck(t *testing.T) {
+	fx := newFixture(t)
+	for _, withToken := range []bool{false, true} {
+		ts := newTestServer(t, fx, func(o *Options) {
+			if withToken {
+				o.AuthToken = "s3cret-token"
+			}
+		})
+		for _, tc := range []struct {
+			host string
+			ok   bool
+		}{
+			{"localhost:7070", true},
+			{"LOCALHOST", true},
+			{"localhost.", true},
+			{"app.localhost:7070", true},
+			{"127.0.0.1:7070", true},
+			{"127.0.0.2", true},
+			{"[::1]:7070", true},
+			{"evil.example:7070", false},
+			{"evil.example", false},
+			{"10.0.0.5:7070", false},
+			{"localhost.evil.example", false},
+		} {
+			for _, path := range []string{"/api/search?q=error", "/"} {
+				req, _ := http.NewRequest(http.MethodGet, ts.ts.URL+path, nil)
+				req.Host = tc.host
+				if withToken {
+					req.Header.Set("Authorization", "Bearer s3cret-token")
+				}
+				resp, err := ts.ts.Client().Do(req)
+				must(t, err)
+				resp.Body.Close()
+				want := http.StatusOK
+				if !tc.ok && !withToken {
+					want = http.StatusMisdirectedRequest
+				}
+				if resp.StatusCode != want {
+					t.Errorf("token %v, Host %q, %s: %d, want %d", withToken, tc.host, path, resp.StatusCode, want)
+				}
+			}
+		}
+	}
+}
+
 // TestOverload holds every search slot and checks that one more search is
 // refused at once with 503 and Retry-After, that a queued one waits at
 // most QueueWait, and that a panic in a search becomes a generic 500.
