@@ -19,12 +19,20 @@ type Line struct {
 	No     int64
 	Offset int64
 	Text   []byte // without '\n'; valid during the callback
+	Length int64  // the line's length (Text may hold only its start)
 }
 
 // ReadLines calls fn for lines from..to (1-based, inclusive) of f as it is
 // now, finding the first through the offset index and reading on from
 // there. A file replaced since indexing is read from its start.
 func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn func(Line) error) error {
+	return s.ReadLinesMax(ctx, f, from, to, 0, fn)
+}
+
+// ReadLinesMax is ReadLines with each line's Text cut at maxText bytes (0: no
+// limit): a reader that sends only a line's start holds no more of a huge
+// line than that.
+func (s *Searcher) ReadLinesMax(ctx context.Context, f *File, from, to int64, maxText int, fn func(Line) error) error {
 	if err := s.ix.Acquire(); err != nil {
 		return err
 	}
@@ -73,7 +81,21 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 	// are searched for its end, so a long line costs its length once.
 	var carry []byte
 	inLine := false // the last read ended inside line no
-	var carryStart int64
+	var carryStart, carryLen int64
+	// keepText appends to carry what maxText lets it hold of a line.
+	keepText := func(b []byte) {
+		carryLen += int64(len(b))
+		if maxText > 0 {
+			b = b[:min(len(b), max(0, maxText-len(carry)))]
+		}
+		carry = append(carry, b...)
+	}
+	clip := func(b []byte) []byte {
+		if maxText > 0 && len(b) > maxText {
+			return b[:maxText]
+		}
+		return b
+	}
 	for no <= to {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -93,7 +115,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 			keep := no >= from
 			if j < 0 && !eof {
 				if keep {
-					carry = append(carry, data...)
+					keepText(data)
 				}
 				continue
 			}
@@ -102,12 +124,12 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 				end = j
 			}
 			if keep {
-				carry = append(carry, data[:end]...)
-				if err := fn(Line{No: no, Offset: carryStart, Text: carry}); err != nil {
+				keepText(data[:end])
+				if err := fn(Line{No: no, Offset: carryStart, Text: carry, Length: carryLen}); err != nil {
 					return err
 				}
 			}
-			carry, inLine = carry[:0], false
+			carry, carryLen, inLine = carry[:0], 0, false
 			no++
 			if j < 0 {
 				break
@@ -120,7 +142,7 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 				if i < len(data) {
 					if eof { // unterminated last line
 						if no >= from {
-							if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: data[i:]}); err != nil {
+							if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: clip(data[i:]), Length: int64(len(data) - i)}); err != nil {
 								return err
 							}
 						}
@@ -128,14 +150,15 @@ func (s *Searcher) ReadLines(ctx context.Context, f *File, from, to int64, fn fu
 					} else {
 						inLine, carryStart = true, chunkStart+int64(i)
 						if no >= from {
-							carry = append(carry[:0], data[i:]...)
+							carry, carryLen = carry[:0], 0
+							keepText(data[i:])
 						}
 					}
 				}
 				break
 			}
 			if no >= from {
-				if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: data[i : i+j]}); err != nil {
+				if err := fn(Line{No: no, Offset: chunkStart + int64(i), Text: clip(data[i : i+j]), Length: int64(j)}); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -288,17 +289,37 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		out.TotalLines = &n
 	}
 	fh.Close()
-	err = sn.s.ReadLines(r.Context(), f, line-int64(before), line+int64(after), func(l query.Line) error {
+	// Reading lines is a search's work (a file replaced since indexing is
+	// read from its start): it takes a slot and has the same time.
+	slot, ok := s.admit(w, r)
+	if !ok {
+		return
+	}
+	defer slot.finish()
+	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
+	defer cancel()
+	var textBytes int
+	err = sn.s.ReadLinesMax(ctx, f, line-int64(before), line+int64(after), maxLineBytes, func(l query.Line) error {
+		if textBytes >= maxLinesBytes {
+			return errEnough
+		}
 		off := l.Offset
 		lj := lineJSON{Line: l.No, Offset: &off}
-		lj.Text, lj.TextB64, lj.Truncated = lineText(l.Text)
-		if lj.Truncated {
-			lj.Length = int64(len(l.Text))
+		lj.Text, lj.TextB64, _ = lineText(l.Text)
+		if l.Length > maxLineBytes {
+			lj.Truncated, lj.Length = true, l.Length
 		}
 		out.Lines = append(out.Lines, lj)
+		textBytes += len(l.Text)
 		return nil
 	})
-	if err != nil {
+	slot.finish()
+	switch {
+	case errors.Is(err, errEnough):
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("reading the lines took longer than %v", s.opt.SearchTimeout))
+		return
+	case err != nil:
 		if r.Context().Err() == nil {
 			s.openError(w, r, f, err)
 		}
@@ -309,6 +330,13 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// maxLinesBytes bounds the line text of one ?line= answer (each line is
+// cut at maxLineBytes too); past it the answer ends early, at "last".
+const maxLinesBytes = 8 << 20
+
+// errEnough stops reading lines once an answer holds enough.
+var errEnough = errors.New("enough lines")
 
 // dropEmptySuffixRanges removes the ranges "-0" from r's Range header:
 // the last zero bytes, which RFC 9110 calls unsatisfiable and

@@ -361,3 +361,40 @@ func rawRequest(t *testing.T, addr, target string) (int, string) {
 	resp.Body.Close()
 	return resp.StatusCode, string(b)
 }
+
+// TestHugeLinesAround: lines read by number (?line=, search context) are
+// held and sent only up to 64 KiB each, marked truncated with their full
+// length, and one ?line= answer holds at most 8 MiB of text, ending early
+// (at "last") past it.
+func TestHugeLinesAround(t *testing.T) {
+	fx := newFixture(t)
+	huge := strings.Repeat("x", 3<<20)
+	wide := strings.Repeat("w", 64<<10)
+	var b strings.Builder
+	b.WriteString("zqfirst\n" + huge + "\nzqend\n")
+	for range 200 {
+		b.WriteString(wide + "\n")
+	}
+	writeFile(t, filepath.Join(fx.logs, "huge.log"), b.String())
+	fx.reindex(t)
+	ts := newTestServer(t, fx)
+	id := ts.fileID(t, "logs/huge.log")
+	var lr struct {
+		Lines []lineJSON `json:"lines"`
+		Last  int64      `json:"last"`
+	}
+	ts.get(t, fmt.Sprintf("/api/files/%d/content?line=2&before=1&after=1", id)).json(t, &lr)
+	if len(lr.Lines) != 3 || !lr.Lines[1].Truncated || lr.Lines[1].Length != int64(len(huge)) || len(lr.Lines[1].Text) != maxLineBytes ||
+		lr.Lines[0].Truncated || lr.Lines[2].Text != "zqend" {
+		t.Fatalf("lines around a 3 MiB line: %d lines", len(lr.Lines))
+	}
+	ts.get(t, fmt.Sprintf("/api/files/%d/content?line=104&before=100&after=100", id)).json(t, &lr)
+	// Lines 4..203 are the 200 lines of 64 KiB: 12.5 MiB.
+	if n := len(lr.Lines); n < 100 || n >= 200 || lr.Last != lr.Lines[n-1].Line {
+		t.Fatalf("200 lines of 64 KiB: %d lines, last %d; want the answer cut at 8 MiB", n, lr.Last)
+	}
+	sr := ts.search(t, "q=zqend&context=1")
+	if len(sr.Hits) != 1 || len(sr.Hits[0].Before) != 1 || !sr.Hits[0].Before[0].Truncated || len(sr.Hits[0].Before[0].Text) != maxLineBytes {
+		t.Fatalf("context of a 3 MiB line: %+v", sr.Hits)
+	}
+}

@@ -414,10 +414,12 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 func (s *Server) contextLines(ctx context.Context, sn *snapshot, h *query.Hit, n int) (before, after []query.Line) {
 	var arena []byte
 	var ls []query.Line
-	sn.s.ReadLines(ctx, h.File, h.Line-int64(n), h.Line+int64(n), func(l query.Line) error {
+	// A line's text is cut one byte past what JSON sends, so that it is
+	// still seen to be truncated (a huge line is not held whole).
+	sn.s.ReadLinesMax(ctx, h.File, h.Line-int64(n), h.Line+int64(n), maxLineBytes+1, func(l query.Line) error {
 		if l.No != h.Line {
 			arena = append(arena, l.Text...)
-			ls = append(ls, query.Line{No: l.No, Offset: l.Offset, Text: arena[len(arena)-len(l.Text):]})
+			ls = append(ls, query.Line{No: l.No, Offset: l.Offset, Text: arena[len(arena)-len(l.Text):], Length: l.Length})
 		}
 		return nil
 	})
