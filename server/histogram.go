@@ -65,6 +65,9 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	}
 	defer slot.finish()
 	synced()
+	if s.hookSearch != nil {
+		s.hookSearch()
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
 
@@ -107,7 +110,10 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 	}
 	slot.finish()
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case r.Context().Err() != nil:
+			return // the client left; nobody reads the answer
+		case errors.Is(err, context.DeadlineExceeded):
 			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("search took longer than %v", s.opt.SearchTimeout))
 			return
 		}

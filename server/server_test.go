@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -551,4 +552,54 @@ func TestWriteDeadlines(t *testing.T) {
 		t.Fatalf("stalled reader got %d bytes, err %v", n, err)
 	}
 
+}
+
+// TestClientGoneQuietly: a search or histogram whose client left while it
+// queued or ran is no server error (no error logged, no 500 counted).
+func TestClientGoneQuietly(t *testing.T) {
+	fx := newFixture(t)
+	var logs syncBuffer
+	ts := newTestServer(t, fx, func(o *Options) { o.Logger = zerolog.New(&logs) })
+	for _, path := range []string{"/api/search?q=error&total=exact", "/api/histogram?q=error"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		gone := make(chan struct{})
+		ts.hookSearch = func() {
+			cancel() // the client leaves while the search holds its slot
+			<-gone
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.ts.URL+path, nil)
+		go func() {
+			time.Sleep(100 * time.Millisecond) // the server sees the connection close
+			close(gone)
+		}()
+		if resp, err := ts.ts.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(logs.String(), `"path":"`+strings.Split(path, "?")[0]) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // its access-log line: the handler returned
+		}
+		if s := logs.String(); strings.Contains(s, `"level":"error"`) {
+			t.Fatalf("%s: an error was logged for a client that left:\n%s", path, s)
+		}
+	}
+	ts.hookSearch = nil
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
