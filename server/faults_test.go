@@ -233,3 +233,27 @@ func TestFaultFIFOServed(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowDownloadHoldsNoSnapshot: a download that a client reads slowly
+// holds its open file, not the index snapshot it was found in (whose
+// mappings and merged-away segments would outlive every re-index).
+func TestSlowDownloadHoldsNoSnapshot(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"big.log": strings.Repeat(strings.Repeat("y", 99)+"\n", 80_000)})
+	s, addr := servedFixture(t, fx)
+	c, code := slowReader(t, addr, "/api/files/1/content")
+	defer c.Close()
+	if code != http.StatusOK {
+		t.Fatalf("download: %d", code)
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.cur.Load().refs.Load() != 1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot has %d references while a download waits for its client, want 1 (the server's)", s.cur.Load().refs.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Still served whole.
+	n, err := io.Copy(io.Discard, c)
+	if err != nil || n < 7_000_000 {
+		t.Fatalf("read %d bytes: %v", n, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -110,7 +111,8 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		unavailable(w, 5, "index not ready")
 		return
 	}
-	defer sn.unref()
+	release := sync.OnceFunc(sn.unref)
+	defer release()
 	f, e := fileByParam(sn, r)
 	if e != nil {
 		writeStatusError(w, e)
@@ -146,6 +148,11 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	}
 	h := logHeaders(w, path.Base(f.Path))
 	h.Set("ETag", etag(st))
+	// The open file is all a download needs: a client that reads slowly
+	// holds no index snapshot (its mappings, the segments a merge
+	// removed). (A compressed file's reader needs its segment's
+	// restart points: it keeps the snapshot.)
+	release()
 	http.ServeContent(w, r, "", st.ModTime(), fh)
 }
 
