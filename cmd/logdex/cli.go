@@ -187,9 +187,11 @@ func summary(res *indexer.Result) string {
 func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	var norm []string
+	dashdash := -1 // where in norm the "--" ending flags is (a flag's value may be "--" too)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			dashdash = len(norm)
 			norm = append(norm, args[i:]...)
 			break
 		}
@@ -207,7 +209,7 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		rest := fs.Args()
 		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
+		if consumed > 0 && len(norm)-len(args)+consumed-1 == dashdash {
 			return append(pos, rest...), nil
 		}
 		if len(rest) == 0 {

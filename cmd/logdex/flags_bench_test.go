@@ -47,6 +47,15 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVarP(&sf.count, "count", "c", false, "print the number of matching lines of each file")
 	fs.StringArrayVarP((*[]string)(&sf.patterns), "regexp", "e", nil, "a pattern (repeatable; a line matching any is printed)")
+	fs.BoolVarP(&sf.filesWith, "files-with-matches", "l", false, "print only the names of files with a match")
+	fs.BoolVarP(&sf.filesWithout, "files-without-match", "L", false, "print only the names of files without a match")
+	fs.BoolVarP(&sf.quiet, "quiet", "q", false, "print nothing; exit 0 on the first match")
+	fs.BoolVarP(&sf.noMessages, "no-messages", "s", false, "no messages about files that cannot be read")
+	fs.BoolVarP(&sf.withFilename, "with-filename", "H", false, "print the file name with every line")
+	fs.BoolVarP(&sf.noFilename, "no-filename", "h", false, "never print file names")
+	fs.BoolVarP(&sf.recursive, "recursive", "r", false, "(always)")
+	fs.BoolVarP(&sf.dereference, "dereference-recursive", "R", false, "(always)")
+	fs.BoolVarP(&sf.lineNumbers, "line-number", "n", false, "(always)")
 	fs.IntVarP(&sf.after, "after-context", "A", 0, "print `N` lines of context after each match")
 	fs.IntVarP(&sf.before, "before-context", "B", 0, "print `N` lines of context before each match")
 	fs.IntVarP(&sf.context, "context", "C", 0, "print `N` lines of context around each match")
@@ -133,7 +142,10 @@ var grepStyleLines = []struct {
 	{"--no-update --index /tmp/ix error", true, ""},
 	{"--stats --case-sensitive 'Foo'", true, ""},
 	{"-C=3 error", true, ""},
-	{"-h", true, "help: an error (ErrHelp) from both"},
+	{"-h", true, "grep's -h (no file names) in both"},
+	{"--help", true, "help (ErrHelp) from both"},
+	{"-rn -F ERROR logs", true, "grep's habits"},
+	{"-F -e -- logs -i", true, "the pattern --, then a flag"},
 	{"-x error", true, "unknown flag: an error from both"},
 	{"-limit 5 error", false, "Go-style single-dash long flag: pflag reads -l -i -m -i -t"},
 	{"-limit=5 error", false, "same"},

@@ -52,6 +52,11 @@ Flags:
 type searchFlags struct {
 	fixed, extended, basic, re2, fold, caseSensitive, count bool
 	noUpdate, stats                                         bool
+	// grep's: -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
+	// search always recurses and numbers lines, as grep -rn)
+	filesWith, filesWithout, quiet, noMessages bool
+	withFilename, noFilename                   bool
+	recursive, dereference, lineNumbers        bool
 	patterns                                                stringsFlag
 	before, after, context, limit                           int
 	index                                                   string
@@ -71,6 +76,15 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
+	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
+	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
+	fs.BoolVar(&sf.quiet, "q", false, "print nothing; exit 0 on the first match (even if a file could not be read)")
+	fs.BoolVar(&sf.noMessages, "s", false, "no messages about files that cannot be read (the exit status still says so)")
+	fs.BoolVar(&sf.withFilename, "H", false, "print the file name with every line, even for a single file")
+	fs.BoolVar(&sf.noFilename, "h", false, "never print file names")
+	fs.BoolVar(&sf.recursive, "r", false, "accepted for grep -r habits: directories are always searched recursively")
+	fs.BoolVar(&sf.dereference, "R", false, "accepted for grep -R habits (symlinks are never followed out of a PATH)")
+	fs.BoolVar(&sf.lineNumbers, "n", false, "accepted for grep -n habits: line numbers are always printed")
 	fs.IntVar(&sf.after, "A", 0, "print `N` lines of context after each match")
 	fs.IntVar(&sf.before, "B", 0, "print `N` lines of context before each match")
 	fs.IntVar(&sf.context, "C", 0, "print `N` lines of context around each match")
@@ -162,8 +176,9 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: --sort time does not combine with -A, -B or -C")
 		return 2
 	}
-	if sf.follow && (sf.count || withContext || order != query.OrderPath || sf.since != "" || sf.until != "" || sf.timedOnly || sf.limit > 0) {
-		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
+	if sf.follow && (sf.count || withContext || order != query.OrderPath || sf.since != "" || sf.until != "" || sf.timedOnly || sf.limit > 0 ||
+		sf.filesWith || sf.filesWithout || sf.quiet) {
+		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -l, -L, -q, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
 		return 2
 	}
 	fold := sf.fold
@@ -201,6 +216,7 @@ func (e *env) search(args []string) int {
 		defer func() { oi.close() }()
 	}
 	searcher, withPath := oi.s, oi.withPath
+	withPath = withPath && !sf.noFilename || sf.withFilename && !sf.noFilename
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
@@ -218,7 +234,22 @@ func (e *env) search(args []string) int {
 		}
 	}
 	var fn func(*query.Hit) error
-	if sf.count {
+	switch {
+	case sf.quiet:
+		// The first match answers (grep -q): nothing is printed.
+		opt.Limit, opt.Text, opt.Order, withContext = 1, false, query.OrderPath, false
+		fn = func(*query.Hit) error { return nil }
+	case sf.filesWith || sf.filesWithout:
+		// Names only (over -c, as in grep), whatever -h says.
+		opt.Order = query.OrderPath
+		opt.PerFile = func(f *query.File, n int64) error {
+			if (n > 0) == sf.filesWith {
+				out.WriteString(f.Path)
+				return out.WriteByte('\n')
+			}
+			return nil
+		}
+	case sf.count:
 		// grep -rc prints a line for every file: no fmt, no allocation.
 		var num []byte
 		opt.PerFile = func(f *query.File, n int64) error {
@@ -231,10 +262,10 @@ func (e *env) search(args []string) int {
 			_, err := out.Write(num)
 			return err
 		}
-	} else if withContext {
+	case withContext:
 		opt.Text = false
 		fn = pr.collect
-	} else {
+	default:
 		fn = pr.print
 	}
 	t0 := time.Now()
@@ -274,12 +305,17 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	// Files that could not be read are errors, as in grep: said after the
-	// other files' matches, and the exit status is 2.
+	// other files' matches (not with -s), and the exit status is 2 (not
+	// with -q when a line matched).
 	unreadable := searcher.Unreadable()
-	for _, u := range unreadable {
-		fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
+	if !sf.noMessages {
+		for _, u := range unreadable {
+			fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
+		}
 	}
 	switch {
+	case sf.quiet && st.Total > 0:
+		return 0
 	case len(unreadable) > 0 || st.Unreadable > 0:
 		return 2
 	case st.Total == 0:

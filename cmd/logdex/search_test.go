@@ -126,6 +126,18 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"trailing slash", []string{"search", "-F", "GET", "logs/nginx/"}, []string{"-rn", "-F", "GET", "logs/nginx/"}},
 		{"crlf end", []string{"search", "-E", "\r$", "logs/special"}, []string{"-rn", "-E", "\r$", "logs/special"}},
 		{"no final newline", []string{"search", "-F", "e", "logs/special/no-final-newline.log"}, []string{"-rn", "-F", "e", "logs/special/no-final-newline.log"}},
+		{"grep's -rn", []string{"search", "-rn", "-F", "ERROR", "logs"}, []string{"-rn", "-F", "ERROR", "logs"}},
+		{"grep's -R", []string{"search", "-RinF", "error", "logs"}, []string{"-rn", "-iF", "error", "logs"}},
+		{"files with matches", []string{"search", "-l", "-F", "ERROR", "logs"}, []string{"-rl", "-F", "ERROR", "logs"}},
+		{"files without a match", []string{"search", "-L", "-F", "ERROR", "logs"}, []string{"-rL", "-F", "ERROR", "logs"}},
+		{"files without a match, none matching", []string{"search", "-L", "-F", "no such text anywhere", "logs"}, []string{"-rL", "-F", "no such text anywhere", "logs"}},
+		{"-l over -c", []string{"search", "-cl", "-F", "ERROR", "logs"}, []string{"-rcl", "-F", "ERROR", "logs"}},
+		{"-l of a single file", []string{"search", "-l", "-F", "GET", "logs/nginx/access.log"}, []string{"-rl", "-F", "GET", "logs/nginx/access.log"}},
+		{"quiet, a match", []string{"search", "-q", "-F", "ERROR", "logs"}, []string{"-rq", "-F", "ERROR", "logs"}},
+		{"quiet, none", []string{"search", "-q", "-F", "no such text anywhere", "logs"}, []string{"-rq", "-F", "no such text anywhere", "logs"}},
+		{"no file names", []string{"search", "-h", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}, []string{"-rnh", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}},
+		{"file name of a single file", []string{"search", "-H", "-F", "GET", "logs/nginx/access.log"}, []string{"-rnH", "-F", "GET", "logs/nginx/access.log"}},
+		{"-e -- then a flag", []string{"search", "-F", "-e", "--", "logs", "-i"}, []string{"-rn", "-F", "-e", "--", "logs", "-i"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
