@@ -57,11 +57,11 @@ type searchFlags struct {
 	filesWith, filesWithout, quiet, noMessages bool
 	withFilename, noFilename                   bool
 	recursive, dereference, lineNumbers        bool
-	patterns                                                stringsFlag
-	before, after, context, limit                           int
-	index                                                   string
-	since, until, sort                                      string
-	reverse, timedOnly, follow                              bool
+	patterns                                   stringsFlag
+	before, after, context, limit              int
+	index                                      string
+	since, until, sort                         string
+	reverse, timedOnly, follow                 bool
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
