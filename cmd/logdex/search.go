@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -207,6 +208,20 @@ func (e *env) search(args []string) int {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
+	// A PATH that does not exist is an error said after the other PATHs'
+	// matches, as grep says it; the others are still searched.
+	pos, missing := existing(pos)
+	sayMissing := func() {
+		if !sf.noMessages {
+			for _, m := range missing {
+				fmt.Fprintf(e.stderr, "logdex: %s: No such file or directory\n", m)
+			}
+		}
+	}
+	if len(missing) > 0 && len(pos) == 0 {
+		sayMissing()
+		return 2
+	}
 	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
@@ -223,6 +238,7 @@ func (e *env) search(args []string) int {
 	ix := searcher.Index()
 	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
 	if sf.follow {
+		sayMissing()
 		return e.follow(ctx, oi, q, pr, sf.noUpdate)
 	}
 
@@ -296,12 +312,13 @@ func (e *env) search(args []string) int {
 			fmt.Fprintln(e.stderr, "logdex: warning:", w)
 		}
 	}
-	if err != nil {
-		out.Flush()
-		fmt.Fprintln(e.stderr, "logdex:", err)
+	if ferr := out.Flush(); ferr != nil {
+		// Where the output went is full or gone (grep: "write error").
+		fmt.Fprintln(e.stderr, "logdex: write error:", ferr)
 		return 2
 	}
-	if err := out.Flush(); err != nil {
+	if err != nil {
+		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
 	}
 	// Files that could not be read are errors, as in grep: said after the
@@ -313,15 +330,31 @@ func (e *env) search(args []string) int {
 			fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
 		}
 	}
+	sayMissing()
 	switch {
 	case sf.quiet && st.Total > 0:
 		return 0
+	case len(missing) > 0:
+		return 2
 	case len(unreadable) > 0 || st.Unreadable > 0:
 		return 2
 	case st.Total == 0:
 		return 1
 	}
 	return 0
+}
+
+// existing splits PATHs into those that exist (through symlinks too) and
+// those that do not.
+func existing(paths []string) (found, missing []string) {
+	for _, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, p)
+		} else {
+			found = append(found, p)
+		}
+	}
+	return found, missing
 }
 
 // openForSearch finds the index for the PATHs (or --index), brings it up to
@@ -489,7 +522,9 @@ type printer struct {
 	binary *query.File // the last file said to be binary
 }
 
-func (p *printer) line(path string, no int64, sep byte, text []byte) {
+// line prints one line; the error is the output's (bufio keeps the first:
+// a search stops at it, as grep does at a write error).
+func (p *printer) line(path string, no int64, sep byte, text []byte) error {
 	if p.withPath {
 		p.w.WriteString(path)
 		p.w.WriteByte(sep)
@@ -497,15 +532,14 @@ func (p *printer) line(path string, no int64, sep byte, text []byte) {
 	p.w.WriteString(strconv.FormatInt(no, 10))
 	p.w.WriteByte(sep)
 	p.w.Write(text)
-	p.w.WriteByte('\n')
+	return p.w.WriteByte('\n')
 }
 
 func (p *printer) print(h *query.Hit) error {
 	if p.isBinary(h) {
 		return nil
 	}
-	p.line(h.File.Path, h.Line, ':', h.Text)
-	return nil
+	return p.line(h.File.Path, h.Line, ':', h.Text)
 }
 
 // isBinary reports whether h lies in the binary part of its file; at the
@@ -573,8 +607,7 @@ func (p *printer) flushContext() error {
 			if match[l.No] {
 				sep = ':'
 			}
-			p.line(f.Path, l.No, sep, l.Text)
-			return nil
+			return p.line(f.Path, l.No, sep, l.Text)
 		})
 		if err != nil && err != errBinaryPart {
 			return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -138,6 +139,9 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"no file names", []string{"search", "-h", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}, []string{"-rnh", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}},
 		{"file name of a single file", []string{"search", "-H", "-F", "GET", "logs/nginx/access.log"}, []string{"-rnH", "-F", "GET", "logs/nginx/access.log"}},
 		{"-e -- then a flag", []string{"search", "-F", "-e", "--", "logs", "-i"}, []string{"-rn", "-F", "-e", "--", "logs", "-i"}},
+		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
+		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
+		{"quiet, a match and a missing PATH", []string{"search", "-q", "-F", "ERROR", "nope", "logs"}, []string{"-rq", "-F", "ERROR", "nope", "logs"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,6 +205,31 @@ func unsortGrep(dir string, args ...string) string {
 	out, _ := cmd.Output()
 	return string(out)
 }
+
+// TestSearchMessages: what grep says on stderr (missing PATHs after the
+// matches, a write error), logdex says too; -s silences the first.
+func TestSearchMessages(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	_, stderr, code := logdex(t, dir, "search", "-F", "ERROR", "logs", "nope")
+	if code != 2 || stderr != "logdex: nope: No such file or directory\n" {
+		t.Errorf("missing PATH: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code = logdex(t, dir, "search", "-s", "-F", "ERROR", "logs", "nope"); code != 2 || stderr != "" {
+		t.Errorf("missing PATH with -s: exit %d, stderr %q", code, stderr)
+	}
+	wd, _ := os.Getwd()
+	must(t, os.Chdir(dir))
+	defer os.Chdir(wd)
+	var errb bytes.Buffer
+	if code := run([]string{"search", "-F", "INFO", "logs"}, nil, failingWriter{}, &errb); code != 2 || !strings.Contains(errb.String(), "write error") {
+		t.Errorf("output that cannot be written: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// failingWriter is an output that is full (as /dev/full).
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 func TestSearchErrors(t *testing.T) {
 	dir, _ := fixtureCopy(t)
