@@ -101,6 +101,9 @@ func (e *env) run(args []string) int {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
+	if c, ok := w.(clearingWriter); ok {
+		w = c.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

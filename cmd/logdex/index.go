@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,24 +78,45 @@ func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBy
 }
 
 func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress bool, level zerolog.Level) (*indexer.Result, error) {
-	opt.Logger = newLogger(e.stderr, level)
+	// drawn: a progress line is on the terminal. A log line (a warning
+	// during the run) clears it first, and so does the end of the run,
+	// whatever its outcome (an error, Ctrl-C).
+	var drawn atomic.Bool
+	opt.Logger = newLogger(clearingWriter{e.stderr, &drawn}, level)
 	opt.MergesWritten = mergePause(opt.Logger)
 	if opt.Location == nil {
 		opt.Location = e.tz
 	}
-	term := progress && isTerminal(e.stderr)
-	if term {
-		opt.Progress = progressPrinter(e.stderr)
+	if progress && isTerminal(e.stderr) {
+		draw := progressPrinter(e.stderr)
+		opt.Progress = func(done, total int64) {
+			drawn.Store(true)
+			draw(done, total)
+		}
 	}
 	update := e.update
 	if update == nil {
 		update = indexer.Update
 	}
 	res, err := update(ctx, opt)
-	if term && res != nil && res.Bytes > 0 {
+	if drawn.Swap(false) {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	return res, err
+}
+
+// clearingWriter clears the progress line, when one is drawn, before a
+// write (a log line would otherwise go on at its end).
+type clearingWriter struct {
+	w     io.Writer
+	drawn *atomic.Bool
+}
+
+func (c clearingWriter) Write(p []byte) (int, error) {
+	if c.drawn.Swap(false) {
+		io.WriteString(c.w, "\r\033[K")
+	}
+	return c.w.Write(p)
 }
 
 // mergePause reads the undocumented LOGDEX_DEBUG_MERGE_PAUSE=DURATION: after
