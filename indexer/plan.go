@@ -125,6 +125,8 @@ func (u *update) build(ctx context.Context) error {
 		wg       sync.WaitGroup
 		// the compressed files' segments, numbered at the end
 		streamRefs = map[int][]*mmapstore.SegmentRef{}
+		// compressed files still being written: not recorded this run
+		deferred = map[int]bool{}
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -154,6 +156,11 @@ func (u *update) build(ctx context.Context) error {
 					mu.Lock()
 					allParts = append(allParts, parts...)
 					streamRefs[j.stream] = refs
+					if errors.Is(err, errStillWritten) {
+						rec := &u.next.Files[j.stream]
+						u.log.Info().Str("path", rec.Path).Msg("compressed file still being written; left for the next run")
+						deferred[j.stream], err = true, nil
+					}
 					mu.Unlock()
 					if err != nil {
 						fail(err)
@@ -217,17 +224,17 @@ func (u *update) build(ctx context.Context) error {
 		return err
 	}
 	u.res.Bytes = done.Load()
-	u.account(allParts)
+	u.account(allParts, deferred)
 	return nil
 }
 
-// account moves each file's indexed prefix forward by the parts built.
-func (u *update) account(parts []*part) {
+// account moves each file's indexed prefix forward by the parts built, and
+// drops the records in drop (and those of files that shrank meanwhile).
+func (u *update) account(parts []*part, drop map[int]bool) {
 	byRec := map[int][]*part{}
 	for _, p := range parts {
 		byRec[p.rec] = append(byRec[p.rec], p)
 	}
-	drop := map[int]bool{}
 	for ri, ps := range byRec {
 		sort.Slice(ps, func(i, j int) bool { return ps[i].start < ps[j].start })
 		rec := &u.next.Files[ri]

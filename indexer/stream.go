@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/compressed"
@@ -55,6 +56,16 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 		}
 		sa.commit(complete)
 		done := sa.atEnd(complete)
+		if done && errors.Is(sa.err, compressed.ErrTruncated) && beingWritten(f) {
+			// Cut short and written to just now: gzip (logrotate's
+			// compress) is still writing it, from a file that still holds
+			// its lines. Indexed now, its lines would be found twice, and
+			// it would be called damaged; the next run takes it whole.
+			for _, r := range refs {
+				removeSegment(u.opt.Dir, r.Name)
+			}
+			return nil, nil, errStillWritten
+		}
 		if done {
 			if sa.err != nil {
 				rec.Damage = sa.err.Error()
@@ -87,6 +98,24 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 		return refs, parts, readErr(rec, errChangedUnder)
 	}
 	return refs, parts, ctx.Err()
+}
+
+// errStillWritten: a compressed file is being written (truncated, and
+// modified within stillWrittenFor): the run leaves it for the next.
+var errStillWritten = errors.New("compressed file still being written")
+
+// stillWrittenFor is how recently a truncated compressed file must have
+// been modified to be taken as still being written.
+const stillWrittenFor = 5 * time.Second
+
+// beingWritten reports whether f was modified within stillWrittenFor.
+func beingWritten(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	d := time.Since(fi.ModTime())
+	return d > -stillWrittenFor && d < stillWrittenFor
 }
 
 // streamAt lets readPart, which reads at increasing offsets, read a

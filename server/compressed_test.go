@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompressedLogs: a log's rotations, gzip included, are one log
@@ -134,6 +135,8 @@ func TestCompressedContentEdges(t *testing.T) {
 	long := gzipped(strings.Repeat("2026-11-28T10:00:02Z INFO zqydamaged line of filler text\n", 4000))
 	must(t, os.WriteFile(filepath.Join(dir, "nonl.log.1.gz"), whole, 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "damaged.log.1.gz"), long[:len(long)/2], 0o644))
+	old := time.Now().Add(-time.Hour) // damaged long ago, not being written
+	must(t, os.Chtimes(filepath.Join(dir, "damaged.log.1.gz"), old, old))
 	must(t, os.WriteFile(filepath.Join(dir, "gone.log.1.gz"), whole, 0o644))
 	fx.reindex(t)
 	ts := newTestServer(t, fx)
