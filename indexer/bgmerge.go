@@ -168,8 +168,12 @@ func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef, dropp
 	for _, s := range cur.Segments {
 		listed[s.Name] = true
 	}
+	// An index built anew meanwhile (a damaged manifest) numbers its files
+	// from 1 again and may reuse a segment's name: generations and file
+	// ids only grow otherwise.
+	rebuilt := cur.Generation < u.old.Generation || cur.NextFileID < u.old.NextFileID
 	for _, ms := range set {
-		if !listed[ms.ref.Name] || cur.TZ != u.old.TZ {
+		if !listed[ms.ref.Name] || cur.TZ != u.old.TZ || rebuilt {
 			u.log.Info().Str("segment", ms.ref.Name).Msg("merge abandoned: its segments changed meanwhile")
 			discard()
 			return false, nil
@@ -204,8 +208,11 @@ func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef, dropp
 		u.opt.MergesWritten(len(set))
 	}
 	if err := mmapstore.PublishManifest(dir, &next); err != nil {
-		// The outputs stay: the manifest may have been renamed into place
-		// (a failed directory fsync); else the next publish collects them.
+		if errors.Is(err, mmapstore.ErrNotPublished) {
+			discard() // (under their new names)
+		}
+		// Else the outputs stay: the manifest was renamed into place
+		// (only the directory's fsync failed).
 		return false, err
 	}
 	// u.next stays the manifest the sets were picked from: their spans

@@ -1,9 +1,14 @@
 package indexer_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/logdex/logdex/indexer"
@@ -72,5 +77,83 @@ func TestMismatchedSegmentRebuilt(t *testing.T) {
 	defer ix.Close()
 	if len(ix.Damaged()) != 0 {
 		t.Fatalf("still damaged: %v", ix.Damaged())
+	}
+}
+
+// TestQuarantineDuringRun: a segment a reader finds damaged while a run
+// goes on (after the run read the quarantine list) stays listed after the
+// run publishes, and the next run rebuilds it (the list was removed
+// whole, and the damage then reported until a restart).
+func TestQuarantineDuringRun(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 4 {
+		write(t, filepath.Join(root, fmt.Sprintf("f%d.log", i)), strings.Repeat(fmt.Sprintf("line of file %d zqq\n", i), 2000), os.O_TRUNC)
+	}
+	opt := indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop()}
+	_, err := indexer.Update(context.Background(), opt)
+	must(t, err)
+	m, err := mmapstore.ReadManifest(dir)
+	must(t, err)
+	victim := m.Segments[0].Name
+	// A run with work to do, during which a reader quarantines victim.
+	write(t, filepath.Join(root, "f0.log"), "one more line zqq\n", os.O_APPEND)
+	var once sync.Once
+	opt.Progress = func(int64, int64) {
+		once.Do(func() {
+			f, err := os.OpenFile(filepath.Join(dir, mmapstore.QuarantineName), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			must(t, err)
+			fmt.Fprintln(f, victim)
+			f.Close()
+		})
+	}
+	res, err := indexer.Update(context.Background(), opt)
+	must(t, err)
+	if !res.Changed {
+		t.Fatal("the run published nothing")
+	}
+	if q := mmapstore.ReadQuarantine(dir); len(q) != 1 || q[0] != victim {
+		t.Fatalf("quarantine after the run: %v, want %s still listed", q, victim)
+	}
+	opt.Progress = nil
+	_, err = indexer.Update(context.Background(), opt)
+	must(t, err)
+	m, err = mmapstore.ReadManifest(dir)
+	must(t, err)
+	for _, s := range m.Segments {
+		if s.Name == victim {
+			t.Fatalf("%s still in the index after the next run", victim)
+		}
+	}
+	if q := mmapstore.ReadQuarantine(dir); len(q) != 0 {
+		t.Fatalf("quarantine after the rebuild: %v", q)
+	}
+	if got, _ := searchAll(t, dir, root); len(got) != 8001 {
+		t.Fatalf("%d lines after the rebuild, want 8001", len(got))
+	}
+}
+
+// TestPublishFailedLeavesNoSegments: a run whose manifest cannot be
+// written (here its temp name is taken by a directory; a full disk does
+// the same) removes the segments it wrote: nothing names them, and runs
+// failing one after another each left a run's worth behind.
+func TestPublishFailedLeavesNoSegments(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(root, "a.log"), strings.Repeat("first run zqp\n", 1000), os.O_TRUNC)
+	update(t, dir, root)
+	before, _ := filepath.Glob(filepath.Join(dir, "seg-*.ldx"))
+	write(t, filepath.Join(root, "b.log"), strings.Repeat("second run zqp\n", 1000), os.O_TRUNC)
+	blocker := filepath.Join(dir, mmapstore.ManifestName+".tmp")
+	must(t, os.MkdirAll(filepath.Join(blocker, "x"), 0o755))
+	_, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()})
+	if !errors.Is(err, mmapstore.ErrNotPublished) {
+		t.Fatalf("run: %v, want ErrNotPublished", err)
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, "seg-*.ldx")); len(after) != len(before) {
+		t.Fatalf("segments after the failed publish: %v, want the %d before it", after, len(before))
+	}
+	must(t, os.RemoveAll(blocker))
+	update(t, dir, root)
+	if got, _ := searchAll(t, dir, root); len(got) != 2000 {
+		t.Fatalf("%d lines once published, want 2000", len(got))
 	}
 }

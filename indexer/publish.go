@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,10 +53,16 @@ func (u *update) publish() error {
 	sort.Slice(u.next.Segments, func(i, j int) bool { return u.next.Segments[i].Name < u.next.Segments[j].Name })
 	if u.changed {
 		if err := mmapstore.PublishManifest(u.opt.Dir, &u.next); err != nil {
+			if errors.Is(err, mmapstore.ErrNotPublished) {
+				// (a full disk, say: the segments written would stay
+				// until a later run publishes, each failed run adding
+				// its own)
+				u.removeNew()
+			}
 			return err
 		}
 		collect(u.opt.Dir, &u.next)
-		os.Remove(filepath.Join(u.opt.Dir, mmapstore.QuarantineName)) // what it listed is rebuilt
+		pruneQuarantine(u.opt.Dir, &u.next)
 	} else {
 		u.next = *u.old
 	}
@@ -98,3 +105,37 @@ func (u *update) removeNew() {
 }
 
 func removeSegment(dir, name string) { os.Remove(filepath.Join(dir, name)) }
+
+// pruneQuarantine drops from the quarantine list the segments m no longer
+// has (this run rebuilt them) and keeps the others: a reader may have
+// found one damaged while the run went on, after it read the list, and
+// only the next run rebuilds that one. The list is renamed away first, so
+// that what readers append meanwhile goes to a new one, which the live
+// names then join.
+func pruneQuarantine(dir string, m *mmapstore.Manifest) {
+	path := filepath.Join(dir, mmapstore.QuarantineName)
+	taken := path + ".tmp"
+	if err := os.Rename(path, taken); err != nil {
+		return // none (or none to touch)
+	}
+	defer os.Remove(taken)
+	live := map[string]bool{}
+	for _, s := range m.Segments {
+		live[s.Name] = true
+	}
+	var keep []byte
+	for _, name := range mmapstore.ReadQuarantineFile(taken) {
+		if live[name] {
+			keep = append(append(keep, name...), '\n')
+		}
+	}
+	if len(keep) == 0 {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	f.Write(keep)
+	f.Close()
+}

@@ -257,7 +257,12 @@ func (ix *Index) quarantine(s *Segment) {
 
 // ReadQuarantine lists the segments recorded as damaged in dir.
 func ReadQuarantine(dir string) []string {
-	b, _ := os.ReadFile(filepath.Join(dir, QuarantineName))
+	return ReadQuarantineFile(filepath.Join(dir, QuarantineName))
+}
+
+// ReadQuarantineFile lists the segments a quarantine list names.
+func ReadQuarantineFile(path string) []string {
+	b, _ := os.ReadFile(path)
 	return strings.Fields(string(b))
 }
 

@@ -1,10 +1,16 @@
 package mmapstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
+
+// ErrNotPublished marks a PublishManifest error from before the new
+// manifest was renamed into place: the previous one is still the index,
+// and the segments only the new one named can go.
+var ErrNotPublished = errors.New("manifest not published")
 
 // PublishManifest makes m the index in dir: the directory is fsynced first
 // (so the segments m names are durable before it names them), then the
@@ -12,10 +18,10 @@ import (
 func PublishManifest(dir string, m *Manifest) error {
 	data, err := EncodeManifest(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrNotPublished, err)
 	}
 	if err := SyncDir(dir); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrNotPublished, err)
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, ManifestName), data); err != nil {
 		return fmt.Errorf("publish manifest: %w", err)
@@ -25,11 +31,12 @@ func PublishManifest(dir string, m *Manifest) error {
 
 // WriteFileAtomic publishes data at path: temp file, fsync, rename, fsync
 // of the directory (VictoriaMetrics' MustWriteAtomic, without the Must).
+// An error before the rename is ErrNotPublished.
 func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrNotPublished, err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -43,7 +50,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return fmt.Errorf("%w: %w", ErrNotPublished, err)
 	}
 	return SyncDir(filepath.Dir(path))
 }
