@@ -128,8 +128,14 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	}
 	defer leave()
 	if !dropEmptySuffixRanges(r) {
-		s.unsatisfiable(w, r, sn, f)
-		return
+		if !conditional(r) {
+			s.unsatisfiable(w, r, sn, f)
+			return
+		}
+		// A conditional request's validators decide first (a failed
+		// If-Range means the whole file, a matching If-None-Match 304):
+		// the empty range is ignored, as a server may ignore Range.
+		r.Header.Del("Range")
 	}
 	if f.Record().Compression != "" {
 		s.compressedContent(w, r, sn, f)
@@ -344,6 +350,16 @@ const maxLinesBytes = 8 << 20
 
 // errEnough stops reading lines once an answer holds enough.
 var errEnough = errors.New("enough lines")
+
+// conditional reports whether r carries validators ServeContent checks.
+func conditional(r *http.Request) bool {
+	for _, h := range []string{"If-Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"} {
+		if r.Header.Get(h) != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // dropEmptySuffixRanges removes the ranges "-0" from r's Range header:
 // the last zero bytes, which RFC 9110 calls unsatisfiable and

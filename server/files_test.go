@@ -134,6 +134,13 @@ func TestContentRanges(t *testing.T) {
 	if r := ts.get(t, url, "Range", "bytes=0-3", "If-Range", `"stale"`); r.code != 200 || len(r.body) != size {
 		t.Fatalf("If-Range stale: %d %d", r.code, len(r.body))
 	}
+	// The validators decide before an empty range is refused.
+	if r := ts.get(t, url, "Range", "bytes=-0", "If-Range", `"stale"`); r.code != 200 || len(r.body) != size {
+		t.Fatalf("bytes=-0 with a stale If-Range: %d %d, want the whole file", r.code, len(r.body))
+	}
+	if r := ts.get(t, url, "Range", "bytes=-0", "If-None-Match", etag); r.code != http.StatusNotModified {
+		t.Fatalf("bytes=-0 with a matching If-None-Match: %d, want 304", r.code)
+	}
 	req, _ := http.NewRequest(http.MethodHead, ts.ts.URL+url, nil)
 	if r := do(t, ts.ts.Client(), req); r.code != 200 || len(r.body) != 0 || r.header.Get("Content-Length") != fmt.Sprint(size) {
 		t.Fatalf("HEAD: %d %d %v", r.code, len(r.body), r.header)
