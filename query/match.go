@@ -273,6 +273,14 @@ func compileMatcher(n lang.Node) (matcher, error) {
 	case *lang.Literal:
 		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
+		if n.WideGo != "" {
+			// grep's C locale: lines with bytes >= 0x80 byte by byte
+			m, err := scan.NewBytewise(n.Go, n.WideGo)
+			if err != nil {
+				return nil, err
+			}
+			return scanM{m}, nil
+		}
 		m, err := scan.NewRegexp(n.Go, false) // folding is written in Go
 		if err != nil {
 			return nil, err

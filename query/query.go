@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/internal/relit"
 	"github.com/logdex/logdex/query/internal/scan"
@@ -98,10 +99,41 @@ func (q *Query) prepare(n lang.Node) error {
 			return fmt.Errorf("query: regex %q built without lang.NewRegex", n.Expr)
 		}
 		r := relit.Analyze(n.Tree)
+		if n.WideTree != nil {
+			// What the line must hold as grep reads the pattern, bytes.
+			r = narrowBytes(relit.Analyze(n.WideTree))
+		}
 		q.reqs[n] = r
 		q.addReqAtoms(r)
 	}
 	return nil
+}
+
+// narrowBytes turns the requirements of a widened pattern (its runes the
+// bytes of the pattern, U+0000..U+00FF) back into bytes. A literal that
+// is not bytes that way (a rune of a case folding's), or that relit folds
+// and holds a non-ASCII rune (grep folds ASCII letters only, relit whole
+// orbits, which are other bytes here), requires nothing: the matcher
+// decides.
+func narrowBytes(r *relit.Req) *relit.Req {
+	switch r.Op {
+	case relit.OpLit:
+		b := make([]byte, 0, len(r.Lit))
+		for _, c := range r.Lit {
+			if c > 0xFF || r.Fold && c >= utf8.RuneSelf {
+				return &relit.Req{Op: relit.OpAll}
+			}
+			b = append(b, byte(c))
+		}
+		return &relit.Req{Op: relit.OpLit, Lit: string(b), Fold: r.Fold}
+	case relit.OpAnd, relit.OpOr:
+		out := &relit.Req{Op: r.Op}
+		for _, k := range r.Sub {
+			out.Sub = append(out.Sub, narrowBytes(k))
+		}
+		return out
+	}
+	return r
 }
 
 func (q *Query) addReqAtoms(r *relit.Req) {

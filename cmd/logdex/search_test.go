@@ -330,3 +330,32 @@ func TestSearchTime(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchBytesLikeGrep: on lines holding bytes >= 0x80 (UTF-8 text,
+// stray bytes) '.', brackets, \W, \S and repetitions after a non-ASCII
+// character match bytes, as grep does in the C locale, in -E and -G, with
+// -i and -c too, whether the index narrows the pattern or not.
+func TestSearchBytesLikeGrep(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	lines := "aèb\né\néé\n\xc3\xa9\xa9\n\xc3x\nü\naxb\nabc\nZoë retry\nzoë RETRY\ncafé au lait\ncaf\xe9 latin-1\n\xff\xfe\n" +
+		"2026-11-30 user=zoë status=500\n2026-11-30 user=bob status=200\n"
+	must(t, os.WriteFile(filepath.Join(dir, "t.log"), []byte(lines), 0o644))
+	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
+		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`} {
+		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}} {
+			args := append(append([]string{}, flags...), pat, "t.log")
+			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)
+			if flags[0] == "-cE" {
+				want, wcode = grep(t, dir, args...)
+			}
+			got, stderr, code := logdex(t, dir, append([]string{"search"}, args...)...)
+			if code != wcode || got != want {
+				t.Errorf("%v %q: exit %d (grep %d), stderr %q\n got  %q\n want %q", flags, pat, code, wcode, stderr, got, want)
+			}
+		}
+	}
+}

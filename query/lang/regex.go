@@ -3,7 +3,9 @@ package lang
 import (
 	"errors"
 	"regexp/syntax"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/internal/grepsyntax"
 )
@@ -49,7 +51,59 @@ func NewRegex(expr string, syn Syntax, fold bool) (*Regex, []Warning, error) {
 	if syn == SyntaxRE2 {
 		return newRE2(expr, fold)
 	}
-	return newTranslated(expr, syn, fold, grepsyntax.TranslateList([]string{expr}, grepSyntax(syn), fold)[0])
+	n, ws, err := newTranslated(expr, syn, fold, grepsyntax.TranslateList([]string{expr}, grepSyntax(syn), fold)[0])
+	if err == nil {
+		addWide([]*Regex{n}, syn, fold)
+	}
+	return n, ws, err
+}
+
+// addWide gives the nodes of one pattern list that can match a non-ASCII
+// character their byte-wise reading (Regex.WideGo). A list is read whole,
+// as grep reads it (a [.x.] in one pattern changes how all are read). A
+// widened pattern that does not translate keeps the UTF-8 reading alone.
+func addWide(ns []*Regex, syn Syntax, fold bool) {
+	if !slices.ContainsFunc(ns, func(n *Regex) bool { return matchesNonASCII(n.Tree) }) {
+		return
+	}
+	texts := make([]string, len(ns))
+	for i, n := range ns {
+		texts[i] = widen(n.Expr)
+	}
+	for i, r := range grepsyntax.TranslateList(texts, grepSyntax(syn), fold) {
+		if r.Err == nil && matchesNonASCII(ns[i].Tree) {
+			ns[i].WideGo, ns[i].WideTree = r.Expr, r.Re
+		}
+	}
+}
+
+// matchesNonASCII reports whether re can match a non-ASCII character.
+func matchesNonASCII(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpLiteral:
+		if slices.ContainsFunc(re.Rune, func(r rune) bool { return r >= utf8.RuneSelf }) {
+			return true
+		}
+	case syntax.OpCharClass:
+		for i := 1; i < len(re.Rune); i += 2 {
+			if re.Rune[i] >= utf8.RuneSelf {
+				return true
+			}
+		}
+	}
+	return slices.ContainsFunc(re.Sub, matchesNonASCII)
+}
+
+// widen makes every byte of s the rune of its value (Latin-1 read as
+// UTF-8): the pattern grep in the C locale reads.
+func widen(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteRune(rune(s[i]))
+	}
+	return b.String()
 }
 
 func grepSyntax(syn Syntax) grepsyntax.Syntax {
@@ -193,6 +247,13 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 	}
 	if first != nil {
 		return nil, nil, first
+	}
+	if syn != SyntaxRE2 {
+		regs := make([]*Regex, len(kids))
+		for i, k := range kids {
+			regs[i] = k.(*Regex)
+		}
+		addWide(regs, syn, fold)
 	}
 	if len(kids) == 1 {
 		return kids[0], warnings, nil

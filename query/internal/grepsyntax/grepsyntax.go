@@ -7,11 +7,11 @@
 // exactly are refused with a message saying so, never answered
 // differently.
 //
-// One documented difference is kept: on valid UTF-8, '.', bracket
-// expressions (negated too), \W and \S match one UTF-8 character where
-// grep in the C locale matches one byte, and a repetition after a
-// non-ASCII character repeats the character, not its last byte. On ASCII
-// the two are identical.
+// The Go expression reads UTF-8: '.', a bracket expression, \W and \S
+// match one character, where grep in the C locale matches one byte. On
+// ASCII the two are identical; for the other lines the caller translates
+// the pattern widened byte by byte (each byte the rune of its value) and
+// matches the lines widened the same way (query/lang, scan.NewBytewise).
 //
 // The parser was written from the POSIX.1-2017 "Regular Expressions"
 // chapter, grep's manual, and black-box experiments with the grep binary

@@ -1,0 +1,175 @@
+package scan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"unicode/utf8"
+)
+
+// Byte-wise matching, for grep's C locale: there a pattern and a line are
+// bytes, and '.', a negated bracket, \W or \S match one byte, where Go's
+// regexp reads UTF-8 and matches a whole character. A line holding only
+// ASCII reads the same both ways; any other line is widened byte by byte
+// (each byte the rune of the same value, U+0000..U+00FF, in UTF-8) and
+// matched by the pattern widened the same way, whose '.' then matches
+// exactly one of the line's bytes.
+
+// bytewise matches ASCII lines with the UTF-8 matcher and the others,
+// widened, with the byte-wise regexp.
+type bytewise struct {
+	ascii Matcher
+	wide  Matcher   // (its lazy DFA: a widened line is valid UTF-8)
+	bufs  sync.Pool // *[]byte, for widened lines
+}
+
+// NewBytewise returns a Matcher that answers as grep in the C locale:
+// expr is the pattern's Go expression read as UTF-8 (the fast path, for
+// ASCII lines), wideExpr the same pattern read byte by byte (Widen).
+func NewBytewise(expr, wideExpr string) (Matcher, error) {
+	ascii, err := NewRegexp(expr, false)
+	if err != nil {
+		return nil, err
+	}
+	wide, err := NewRegexp(wideExpr, false)
+	if err != nil {
+		return nil, err
+	}
+	m := &bytewise{ascii: ascii, wide: wide}
+	m.bufs.New = func() any { return new([]byte) }
+	return m, nil
+}
+
+// Widen returns s with every byte made the rune of its value, in UTF-8:
+// ASCII stays as it is, a byte >= 0x80 becomes two.
+func Widen(dst, s []byte) []byte {
+	for _, b := range s {
+		if b < utf8.RuneSelf {
+			dst = append(dst, b)
+		} else {
+			dst = append(dst, 0xC0|b>>6, 0x80|b&0x3F)
+		}
+	}
+	return dst
+}
+
+// nonASCII is the index of the first byte >= 0x80 of b, or -1.
+func nonASCII(b []byte) int {
+	const high = 0x8080808080808080
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		le := binary.LittleEndian
+		if (le.Uint64(b[i:])|le.Uint64(b[i+8:])|le.Uint64(b[i+16:])|le.Uint64(b[i+24:]))&high != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&high != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
+}
+
+// wideMatch matches a line holding a byte >= 0x80.
+func (m *bytewise) wideMatch(line []byte) bool {
+	bp := m.bufs.Get().(*[]byte)
+	*bp = Widen((*bp)[:0], line)
+	ok := m.wide.Match(*bp)
+	m.bufs.Put(bp)
+	return ok
+}
+
+func (m *bytewise) Match(line []byte) bool {
+	if nonASCII(line) < 0 {
+		return m.ascii.Match(line)
+	}
+	return m.wideMatch(line)
+}
+
+func (m *bytewise) AppendMatches(dst [][2]int, line []byte) [][2]int {
+	if nonASCII(line) < 0 {
+		return m.ascii.AppendMatches(dst, line)
+	}
+	wide := Widen(nil, line)
+	// at[w] is the line offset of the widened line's offset w.
+	at := make([]int, len(wide)+1)
+	w := 0
+	for i, b := range line {
+		at[w] = i
+		w++
+		if b >= utf8.RuneSelf {
+			at[w] = i // (inside a widened byte: never a match's edge)
+			w++
+		}
+	}
+	at[w] = len(line)
+	n := len(dst)
+	dst = m.wide.AppendMatches(dst, wide)
+	for i := n; i < len(dst); i++ {
+		dst[i] = [2]int{at[dst[i][0]], at[dst[i][1]]}
+	}
+	return dst
+}
+
+// nextWide returns the bounds of the first line of buf[pos:] holding a
+// byte >= 0x80 (start -1: none).
+func nextWide(buf []byte, pos int) (start, end int) {
+	i := nonASCII(buf[pos:])
+	if i < 0 {
+		return -1, -1
+	}
+	i += pos
+	return pos + bytes.LastIndexByte(buf[pos:i], '\n') + 1, lineEnd(buf, i)
+}
+
+// ScanLines runs the UTF-8 matcher over the whole buffer (its fastest
+// path) and replaces its verdict on each line holding a byte >= 0x80 by
+// the widened one, in line order.
+func (m *bytewise) ScanLines(buf []byte, fn func(start, end int) bool) {
+	ws, we := nextWide(buf, 0)
+	stopped := false
+	// wideUpTo reports the lines with a byte >= 0x80 that start before
+	// limit and match widened.
+	wideUpTo := func(limit int) bool {
+		for ws >= 0 && ws < limit {
+			if m.wideMatch(buf[ws:we]) && !fn(ws, we) {
+				stopped = true
+				return false
+			}
+			if we >= len(buf) {
+				ws = -1
+				break
+			}
+			ws, we = nextWide(buf, we+1)
+		}
+		return true
+	}
+	m.ascii.ScanLines(buf, func(s, e int) bool {
+		if !wideUpTo(s) {
+			return false
+		}
+		if s == ws {
+			return true // a line with a byte >= 0x80: its widened verdict counts
+		}
+		if !fn(s, e) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if !stopped {
+		wideUpTo(len(buf) + 1)
+	}
+}
+
+func (m *bytewise) CountLines(buf []byte) int {
+	n := 0
+	m.ScanLines(buf, func(int, int) bool { n++; return true })
+	return n
+}
