@@ -185,6 +185,10 @@ func (ix *Index) Dir() string { return ix.dir }
 // Generation is the manifest's generation: every published run bumps it.
 func (ix *Index) Generation() uint64 { return ix.manifest.Generation }
 
+// NextFileID is the id the index's next new file gets: it only grows,
+// until the index is built anew.
+func (ix *Index) NextFileID() uint64 { return ix.manifest.NextFileID }
+
 // OpenedFrom reports whether m is the manifest ix was opened from: the same
 // generation naming the same segments and files. The generation alone does
 // not tell: an index rebuilt from scratch (its manifest damaged, another

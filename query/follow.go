@@ -119,7 +119,7 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 	// prevOf is prev's record of the file rec describes: by id, or by
 	// device and inode when ids were renumbered.
 	prevOf := func(rec *mmapstore.FileRecord) (mmapstore.FileRecord, bool) { return prev.File(rec.ID) }
-	if renumbered(s.files, prev) {
+	if renumbered(s.files, s.ix, prev) {
 		dl.Renumbered, h = true, &History{}
 		type ident struct {
 			root     int
@@ -222,7 +222,13 @@ func (s *Searcher) Delta(prev *mmapstore.Index, h *History) Delta {
 // renumbered reports whether an id of files names another file (device
 // and inode) in prev: the index was built anew. (A file keeps its id while
 // it is the same file, renamed too; a replaced file gets a new one.)
-func renumbered(files []*File, prev *mmapstore.Index) bool {
+func renumbered(files []*File, now, prev *mmapstore.Index) bool {
+	// File ids and generations only grow, but in an index built anew
+	// (its generation counts from 1 again; a new time zone keeps it but
+	// numbers the files from 1).
+	if now.Generation() < prev.Generation() || now.NextFileID() < prev.NextFileID() {
+		return true
+	}
 	for _, f := range files {
 		if old, ok := prev.File(f.ID); ok {
 			if rec := f.Record(); old.Dev != rec.Dev || old.Ino != rec.Ino {

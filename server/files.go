@@ -311,9 +311,13 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 	defer slot.finish()
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
+	// Past maxLinesBytes the lines furthest from line go: before it, the
+	// first ones (a client paging up goes on from "first", with no gap);
+	// from it on, the rest.
 	var textBytes int
+	var lens []int // the bytes of each line's text read
 	err = sn.s.ReadLinesMax(ctx, f, line-int64(before), line+int64(after), maxLineBytes, func(l query.Line) error {
-		if textBytes >= maxLinesBytes {
+		if l.No > line && textBytes >= maxLinesBytes {
 			return errEnough
 		}
 		off := l.Offset
@@ -322,8 +326,12 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 		if l.Length > maxLineBytes {
 			lj.Truncated, lj.Length = true, l.Length
 		}
-		out.Lines = append(out.Lines, lj)
+		out.Lines, lens = append(out.Lines, lj), append(lens, len(l.Text))
 		textBytes += len(l.Text)
+		for textBytes > maxLinesBytes && len(out.Lines) > 1 && out.Lines[0].Line < line {
+			textBytes -= lens[0]
+			out.Lines, lens = out.Lines[1:], lens[1:]
+		}
 		return nil
 	})
 	slot.finish()

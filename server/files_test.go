@@ -395,10 +395,21 @@ func TestHugeLinesAround(t *testing.T) {
 		lr.Lines[0].Truncated || lr.Lines[2].Text != "zqend" {
 		t.Fatalf("lines around a 3 MiB line: %d lines", len(lr.Lines))
 	}
-	ts.get(t, fmt.Sprintf("/api/files/%d/content?line=104&before=100&after=100", id)).json(t, &lr)
-	// Lines 4..203 are the 200 lines of 64 KiB: 12.5 MiB.
-	if n := len(lr.Lines); n < 100 || n >= 200 || lr.Last != lr.Lines[n-1].Line {
-		t.Fatalf("200 lines of 64 KiB: %d lines, last %d; want the answer cut at 8 MiB", n, lr.Last)
+	// Lines 4..203 are the 200 lines of 64 KiB: 12.5 MiB. Past 8 MiB the
+	// lines furthest from the one asked for go: after it, the last ones;
+	// before it (a client paging up), the first ones.
+	var lf struct {
+		Lines []lineJSON `json:"lines"`
+		First int64      `json:"first"`
+		Last  int64      `json:"last"`
+	}
+	ts.get(t, fmt.Sprintf("/api/files/%d/content?line=10&before=5&after=200", id)).json(t, &lf)
+	if n := len(lf.Lines); n < 100 || lf.First != 5 || lf.Last >= 203 || lf.Last != lf.Lines[n-1].Line {
+		t.Fatalf("paging down 200 lines of 64 KiB: %d lines, %d..%d; want 5.. cut at 8 MiB", n, lf.First, lf.Last)
+	}
+	ts.get(t, fmt.Sprintf("/api/files/%d/content?line=203&before=199&after=0", id)).json(t, &lf)
+	if n := len(lf.Lines); n < 100 || lf.Last != 203 || lf.First <= 4 || lf.First != lf.Lines[0].Line {
+		t.Fatalf("paging up 200 lines of 64 KiB: %d lines, %d..%d; want ..203, cut at 8 MiB from the top", n, lf.First, lf.Last)
 	}
 	sr := ts.search(t, "q=zqend&context=1")
 	if len(sr.Hits) != 1 || len(sr.Hits[0].Before) != 1 || !sr.Hits[0].Before[0].Truncated || len(sr.Hits[0].Before[0].Text) != maxLineBytes {

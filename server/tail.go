@@ -35,6 +35,7 @@ type tailFeed struct {
 	mu      sync.Mutex
 	gens    []tailGen     // oldest first
 	evicted uint64        // the newest generation dropped (0: none)
+	first   uint64        // the first generation pushed (0: none yet)
 	wake    chan struct{} // closed by the next push
 }
 
@@ -48,6 +49,9 @@ func (f *tailFeed) push(gen, ids uint64, delta query.Delta) {
 		// An index rebuilt from scratch counts its generations from 1
 		// again; the feed's positions must still only grow.
 		gen = f.gens[n-1].gen + 1
+	}
+	if f.first == 0 {
+		f.first = gen
 	}
 	if len(f.gens) == tailKeep {
 		f.evicted = f.gens[0].gen
@@ -78,10 +82,13 @@ var errTailBehind = errors.New("behind the feed")
 func (f *tailFeed) next(at query.TailID) (g tailGen, ok bool, wake <-chan struct{}, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// Behind only when part of a dropped generation is still to read: a
-	// position done with the last one dropped (or from before the first
-	// generation, at start-up) has missed nothing.
-	if at.Gen < f.evicted || at.Gen == f.evicted && at.TailPos != query.TailDone {
+	// Behind when part of a dropped generation is still to read, or the
+	// position is of a generation before this server's first (an earlier
+	// process's: what was indexed between is in no delta here). A
+	// position done with the last one dropped, or 0 (taken before the
+	// first generation, at start-up), has missed nothing.
+	if at.Gen < f.evicted || at.Gen == f.evicted && at.TailPos != query.TailDone ||
+		at.Gen != 0 && f.first != 0 && at.Gen < f.first {
 		return g, false, nil, errTailBehind
 	}
 	for _, e := range f.gens {

@@ -263,6 +263,13 @@ func TestTailFeedBehind(t *testing.T) {
 		f.push(gen, 0, query.Delta{})
 	}
 	// Generations 1 and 2 are dropped.
+	// A position from before this server's first generation (an earlier
+	// process's) missed what was indexed between.
+	restarted := newTailFeed()
+	restarted.push(50, 0, query.Delta{})
+	if _, _, _, err := restarted.next(query.TailID{Gen: 30, TailPos: query.TailDone}); !errors.Is(err, errTailBehind) {
+		t.Errorf("a position of an earlier process: %v, want behind", err)
+	}
 	for _, tc := range []struct {
 		at     query.TailID
 		behind bool

@@ -231,6 +231,9 @@ func (e *env) search(args []string) int {
 		defer func() { oi.close() }()
 	}
 	searcher, withPath := oi.s, oi.withPath
+	// grep names files when it was given more than one PATH, missing ones
+	// included.
+	withPath = withPath || len(pos)+len(missing) > 1
 	withPath = withPath && !sf.noFilename || sf.withFilename && !sf.noFilename
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)

@@ -141,6 +141,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"-e -- then a flag", []string{"search", "-F", "-e", "--", "logs", "-i"}, []string{"-rn", "-F", "-e", "--", "logs", "-i"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
+		{"a file and a missing PATH", []string{"search", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log", "nope"}},
+		{"a file and a missing PATH, -c", []string{"search", "-c", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rc", "-F", "GET", "logs/nginx/access.log", "nope"}},
 		{"quiet, a match and a missing PATH", []string{"search", "-q", "-F", "ERROR", "nope", "logs"}, []string{"-rq", "-F", "ERROR", "nope", "logs"}},
 	}
 	for _, tc := range cases {

@@ -45,24 +45,34 @@ var ErrNotRegular = errors.New("not a regular file")
 // with their stat; nofollow refuses a symlink as the last component
 // (ELOOP).
 func Open(dir *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error) {
-	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, st, err := keepRegular(f, name)
-	if err != nil || !nofollow {
-		return f, st, err
-	}
-	// os.Root follows a symlink in the last component whatever the flags
-	// (O_NOFOLLOW is ignored), to any target beneath the root: the name
-	// must still be the very file opened, not a symlink to it. Looked at
-	// after the open, a swap either way shows as a symlink or another
-	// file.
-	if li, err := dir.Lstat(name); err != nil || li.Mode()&fs.ModeSymlink != 0 || !os.SameFile(li, st) {
+	for attempt := 0; ; attempt++ {
+		f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, st, err := keepRegular(f, name)
+		if err != nil || !nofollow {
+			return f, st, err
+		}
+		// os.Root follows a symlink in the last component whatever the
+		// flags (O_NOFOLLOW is ignored), to any target beneath the root:
+		// the name must still be the very file opened, not a symlink to
+		// it. Looked at after the open, a swap either way shows as a
+		// symlink or another file; another regular file is a rotation
+		// between the two looks (renamed, created anew): open again.
+		li, err := dir.Lstat(name)
+		if err == nil && li.Mode().IsRegular() && os.SameFile(li, st) {
+			return f, st, nil
+		}
 		f.Close()
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case li.Mode().IsRegular() && attempt < 3:
+			continue
+		}
 		return nil, nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ELOOP}
 	}
-	return f, st, nil
 }
 
 // keepRegular returns f and its stat when it is a regular file, and closes
