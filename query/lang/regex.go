@@ -51,11 +51,43 @@ func NewRegex(expr string, syn Syntax, fold bool) (*Regex, []Warning, error) {
 	if syn == SyntaxRE2 {
 		return newRE2(expr, fold)
 	}
-	n, ws, err := newTranslated(expr, syn, fold, grepsyntax.TranslateList([]string{expr}, grepSyntax(syn), fold)[0])
+	results, byteOnly := translateList([]string{expr}, syn, fold)
+	n, ws, err := newTranslated(expr, syn, fold, results[0])
 	if err == nil {
+		if byteOnly[0] {
+			n.WideGo, n.WideTree = n.Go, n.Tree
+		}
 		addWide([]*Regex{n}, syn, fold)
 	}
 	return n, ws, err
+}
+
+// translateList translates a list of patterns as grep reads them; a
+// pattern refused only for not reading as UTF-8 (invalid UTF-8, U+FFFD)
+// gets the translation of the list widened byte by byte, and byteOnly
+// says so: its lines are all matched byte-wise (a widened line of ASCII
+// is itself).
+func translateList(texts []string, syn Syntax, fold bool) (results []grepsyntax.Result, byteOnly []bool) {
+	results = grepsyntax.TranslateList(texts, grepSyntax(syn), fold)
+	byteOnly = make([]bool, len(texts))
+	var wide []grepsyntax.Result
+	for i, r := range results {
+		var ge *grepsyntax.Error
+		if !errors.As(r.Err, &ge) || !ge.NotUTF8() {
+			continue
+		}
+		if wide == nil {
+			wt := make([]string, len(texts))
+			for j, t := range texts {
+				wt[j] = widen(t)
+			}
+			wide = grepsyntax.TranslateList(wt, grepSyntax(syn), fold)
+		}
+		if wide[i].Err == nil {
+			results[i], byteOnly[i] = wide[i], true
+		}
+	}
+	return results, byteOnly
 }
 
 // addWide gives the nodes of one pattern list that can match a non-ASCII
@@ -71,7 +103,7 @@ func addWide(ns []*Regex, syn Syntax, fold bool) {
 		texts[i] = widen(n.Expr)
 	}
 	for i, r := range grepsyntax.TranslateList(texts, grepSyntax(syn), fold) {
-		if r.Err == nil && matchesNonASCII(ns[i].Tree) {
+		if r.Err == nil && ns[i].WideGo == "" && matchesNonASCII(ns[i].Tree) {
 			ns[i].WideGo, ns[i].WideTree = r.Expr, r.Re
 		}
 	}
@@ -216,8 +248,9 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 		texts[i] = l.text
 	}
 	var results []grepsyntax.Result
+	var byteOnly []bool
 	if syn != SyntaxRE2 {
-		results = grepsyntax.TranslateList(texts, grepSyntax(syn), fold)
+		results, byteOnly = translateList(texts, syn, fold)
 	}
 	var kids []Node
 	var warnings []Warning
@@ -228,7 +261,9 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 		var ws []Warning
 		var err error
 		if results != nil {
-			n, ws, err = newTranslated(l.text, syn, fold, results[i])
+			if n, ws, err = newTranslated(l.text, syn, fold, results[i]); err == nil && byteOnly[i] {
+				n.WideGo, n.WideTree = n.Go, n.Tree
+			}
 		} else {
 			n, ws, err = newRE2(l.text, fold)
 		}

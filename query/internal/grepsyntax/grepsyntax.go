@@ -61,6 +61,11 @@ func (e *Error) Late() bool {
 	return e.Msg == msgColonSyntax || e.Msg == msgBadBraceLow || e.Msg == msgTooBigLow
 }
 
+// NotUTF8 reports whether e refuses a pattern only for reading it as
+// UTF-8 (invalid UTF-8, U+FFFD): read byte by byte, widened (each byte the
+// rune of its value), it translates.
+func (e *Error) NotUTF8() bool { return e.Msg == msgBadUTF8 || e.Msg == msgReplacement }
+
 // Refusal reports whether e is this package's refusal of a pattern grep
 // accepts (grep reports its own errors of any pattern first).
 func (e *Error) Refusal() bool {
