@@ -128,7 +128,7 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 			}
 			return res, err
 		}
-		published, err := u.commitMerge(set, refs, dropped)
+		published, err := u.commitMerge(ctx, set, refs, dropped)
 		if err != nil {
 			return res, err
 		}
@@ -146,14 +146,14 @@ func Merge(ctx context.Context, opt Options) (*Result, error) {
 // place, under the index lock, if the inputs are all still listed and the
 // files left out of the outputs (dropped) retired (step 3 above); else it
 // removes the outputs and reports false.
-func (u *update) commitMerge(set []mergeSeg, refs []*mmapstore.SegmentRef, dropped []uint64) (bool, error) {
+func (u *update) commitMerge(ctx context.Context, set []mergeSeg, refs []*mmapstore.SegmentRef, dropped []uint64) (bool, error) {
 	dir := u.opt.Dir
 	discard := func() {
 		for _, r := range refs {
 			removeSegment(dir, r.Name)
 		}
 	}
-	unlock, err := lock(dir, u.log)
+	unlock, err := lock(ctx, dir, u.log)
 	if err != nil {
 		discard()
 		return false, fmt.Errorf("lock index: %w", err)

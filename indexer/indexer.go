@@ -139,19 +139,35 @@ func RootsKey(roots []string) (string, error) {
 
 // lock takes the index directory's exclusive lock for the whole run: two
 // indexers must not publish over each other. Readers take no lock.
-func lock(dir string, log zerolog.Logger) (func(), error) {
+func lock(ctx context.Context, dir string, log zerolog.Logger) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		log.Info().Str("dir", dir).Msg("waiting for another indexer to finish")
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	// Waited for by polling, not a blocking flock: a wait ends when ctx
+	// does (serve shutting down while a long run of another process holds
+	// the lock).
+	wait := 5 * time.Millisecond
+	for logged := false; ; logged = true {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
 			return nil, err
 		}
+		if !logged {
+			log.Info().Str("dir", dir).Msg("waiting for another indexer to finish")
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
 	}
-	return func() { f.Close() }, nil
 }
 
 // Update brings the index in opt.Dir up to date with opt.Roots.
@@ -173,7 +189,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("index directory: %w", err)
 	}
-	unlock, err := lock(opt.Dir, log)
+	unlock, err := lock(ctx, opt.Dir, log)
 	if err != nil {
 		return nil, fmt.Errorf("lock index: %w", err)
 	}

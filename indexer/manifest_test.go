@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 // segmentFiles lists the segment files in an index directory.
@@ -155,5 +157,37 @@ func TestPublishFailedLeavesNoSegments(t *testing.T) {
 	update(t, dir, root)
 	if got, _ := searchAll(t, dir, root); len(got) != 2000 {
 		t.Fatalf("%d lines once published, want 2000", len(got))
+	}
+}
+
+// TestLockWaitCancelled: a run waiting for another process's index lock
+// gives up when its context ends (serve shutting down while a long
+// `logdex index` holds the lock), and takes the lock once it is free.
+func TestLockWaitCancelled(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(root, "a.log"), "one line zql\n", os.O_TRUNC)
+	update(t, dir, root)
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR, 0)
+	must(t, err)
+	must(t, unix.Flock(int(f.Fd()), unix.LOCK_EX)) // another process's run
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = indexer.Update(ctx, indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("run waiting for the lock: %v after %v, want the context's end", err, time.Since(t0))
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()})
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	f.Close() // the other run ends
+	select {
+	case err := <-done:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not take the lock once it was free")
 	}
 }
