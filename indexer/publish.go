@@ -109,11 +109,17 @@ func removeSegment(dir, name string) { os.Remove(filepath.Join(dir, name)) }
 // pruneQuarantine drops from the quarantine list the segments m no longer
 // has (this run rebuilt them) and keeps the others: a reader may have
 // found one damaged while the run went on, after it read the list, and
-// only the next run rebuilds that one. The list is renamed away first, so
-// that what readers append meanwhile goes to a new one, which the live
-// names then join.
+// only the next run rebuilds that one. Names of segments gone are
+// harmless (runs look only at the segments they have), so the list is
+// pruned only once it is long: the list is renamed away first, so that
+// what readers append meanwhile goes to a new one, which the live names
+// then join (a reader writing to the old one in that instant is lost: it
+// finds the damage again).
 func pruneQuarantine(dir string, m *mmapstore.Manifest) {
 	path := filepath.Join(dir, mmapstore.QuarantineName)
+	if fi, err := os.Stat(path); err != nil || fi.Size() < maxQuarantine {
+		return
+	}
 	taken := path + ".tmp"
 	if err := os.Rename(path, taken); err != nil {
 		return // none (or none to touch)
@@ -139,3 +145,6 @@ func pruneQuarantine(dir string, m *mmapstore.Manifest) {
 	f.Write(keep)
 	f.Close()
 }
+
+// maxQuarantine is the size past which the quarantine list is pruned.
+const maxQuarantine = 64 << 10
