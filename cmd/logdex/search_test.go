@@ -343,12 +343,12 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	lines := "aèb\né\néé\n\xc3\xa9\xa9\n\xc3x\nü\naxb\nabc\nZoë retry\nzoë RETRY\ncafé au lait\ncaf\xe9 latin-1\n\xff\xfe\n\ufffd replaced\n" +
+	lines := "aèb\né\néé\n\xc3\xa9\xa9\n\xc3x\nü\naxb\nabc\nZoë retry\nzoë RETRY\ncafé au lait\ncaf\xe9 latin-1\n\xff\xfe\n\ufffd replaced\nab\na\xc3b\nxyz\n" +
 		"2026-11-30 user=zoë status=500\n2026-11-30 user=bob status=200\n"
 	must(t, os.WriteFile(filepath.Join(dir, "t.log"), []byte(lines), 0o644))
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
-		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$"} {
+		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`} {
 		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
 			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)

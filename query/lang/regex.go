@@ -51,62 +51,71 @@ func NewRegex(expr string, syn Syntax, fold bool) (*Regex, []Warning, error) {
 	if syn == SyntaxRE2 {
 		return newRE2(expr, fold)
 	}
-	results, byteOnly := translateList([]string{expr}, syn, fold)
+	results, wide := translateList([]string{expr}, syn, fold)
 	n, ws, err := newTranslated(expr, syn, fold, results[0])
 	if err == nil {
-		if byteOnly[0] {
-			n.WideGo, n.WideTree = n.Go, n.Tree
-		}
-		addWide([]*Regex{n}, syn, fold)
+		setWide(n, wide)
 	}
 	return n, ws, err
 }
 
-// translateList translates a list of patterns as grep reads them; a
-// pattern refused only for not reading as UTF-8 (invalid UTF-8, U+FFFD)
-// gets the translation of the list widened byte by byte, and byteOnly
-// says so: its lines are all matched byte-wise (a widened line of ASCII
-// is itself).
-func translateList(texts []string, syn Syntax, fold bool) (results []grepsyntax.Result, byteOnly []bool) {
-	results = grepsyntax.TranslateList(texts, grepSyntax(syn), fold)
-	byteOnly = make([]bool, len(texts))
-	var wide []grepsyntax.Result
-	for i, r := range results {
+// translateList translates a list of patterns as grep reads them. A list
+// with a byte >= 0x80 in any pattern is read widened, byte by byte (each
+// byte the rune of its value: wide), as grep in the C locale reads it
+// (a widened ASCII pattern is itself); positions are the patterns' own.
+func translateList(texts []string, syn Syntax, fold bool) (results []grepsyntax.Result, wide bool) {
+	if !slices.ContainsFunc(texts, hasHighByte) {
+		return grepsyntax.TranslateList(texts, grepSyntax(syn), fold), false
+	}
+	wt := make([]string, len(texts))
+	for i, t := range texts {
+		wt[i] = widen(t)
+	}
+	results = grepsyntax.TranslateList(wt, grepSyntax(syn), fold)
+	for i := range results {
 		var ge *grepsyntax.Error
-		if !errors.As(r.Err, &ge) || !ge.NotUTF8() {
-			continue
+		if errors.As(results[i].Err, &ge) {
+			ge.Pos = unwidenPos(texts[i], ge.Pos)
 		}
-		if wide == nil {
-			wt := make([]string, len(texts))
-			for j, t := range texts {
-				wt[j] = widen(t)
-			}
-			wide = grepsyntax.TranslateList(wt, grepSyntax(syn), fold)
-		}
-		if wide[i].Err == nil {
-			results[i], byteOnly[i] = wide[i], true
+		for j := range results[i].Warnings {
+			results[i].Warnings[j].Pos = unwidenPos(texts[i], results[i].Warnings[j].Pos)
 		}
 	}
-	return results, byteOnly
+	return results, true
 }
 
-// addWide gives the nodes of one pattern list that can match a non-ASCII
-// character their byte-wise reading (Regex.WideGo). A list is read whole,
-// as grep reads it (a [.x.] in one pattern changes how all are read). A
-// widened pattern that does not translate keeps the UTF-8 reading alone.
-func addWide(ns []*Regex, syn Syntax, fold bool) {
-	if !slices.ContainsFunc(ns, func(n *Regex) bool { return matchesNonASCII(n.Tree) }) {
-		return
+// setWide makes n match byte by byte, as grep in the C locale, where that
+// differs from Go's UTF-8 reading: n's pattern was read widened (wide: all
+// its lines are matched widened, a widened ASCII line being itself), or
+// it can match a non-ASCII character (lines holding a byte >= 0x80 are
+// matched widened; its expression is the same either way, being ASCII).
+func setWide(n *Regex, wide bool) {
+	if wide || matchesNonASCII(n.Tree) {
+		n.WideGo, n.WideTree = n.Go, n.Tree
 	}
-	texts := make([]string, len(ns))
-	for i, n := range ns {
-		texts[i] = widen(n.Expr)
-	}
-	for i, r := range grepsyntax.TranslateList(texts, grepSyntax(syn), fold) {
-		if r.Err == nil && ns[i].WideGo == "" && matchesNonASCII(ns[i].Tree) {
-			ns[i].WideGo, ns[i].WideTree = r.Expr, r.Re
+}
+
+func hasHighByte(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
 		}
 	}
+	return false
+}
+
+// unwidenPos is the offset in s of offset w of widen(s).
+func unwidenPos(s string, w int) int {
+	for i := 0; i < len(s); i++ {
+		if w <= 0 {
+			return i
+		}
+		w--
+		if s[i] >= utf8.RuneSelf {
+			w--
+		}
+	}
+	return len(s)
 }
 
 // matchesNonASCII reports whether re can match a non-ASCII character.
@@ -248,9 +257,9 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 		texts[i] = l.text
 	}
 	var results []grepsyntax.Result
-	var byteOnly []bool
+	var wide bool
 	if syn != SyntaxRE2 {
-		results, byteOnly = translateList(texts, syn, fold)
+		results, wide = translateList(texts, syn, fold)
 	}
 	var kids []Node
 	var warnings []Warning
@@ -261,8 +270,8 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 		var ws []Warning
 		var err error
 		if results != nil {
-			if n, ws, err = newTranslated(l.text, syn, fold, results[i]); err == nil && byteOnly[i] {
-				n.WideGo, n.WideTree = n.Go, n.Tree
+			if n, ws, err = newTranslated(l.text, syn, fold, results[i]); err == nil {
+				setWide(n, wide)
 			}
 		} else {
 			n, ws, err = newRE2(l.text, fold)
@@ -282,13 +291,6 @@ func regexPatterns(patterns []string, syn Syntax, fold bool) (Node, []Warning, e
 	}
 	if first != nil {
 		return nil, nil, first
-	}
-	if syn != SyntaxRE2 {
-		regs := make([]*Regex, len(kids))
-		for i, k := range kids {
-			regs[i] = k.(*Regex)
-		}
-		addWide(regs, syn, fold)
 	}
 	if len(kids) == 1 {
 		return kids[0], warnings, nil
