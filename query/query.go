@@ -48,6 +48,21 @@ func Compile(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
 	return q, nil
 }
 
+// CompileInverted compiles patterns as Compile does, selecting the lines
+// that do not match (grep -v).
+func CompileInverted(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
+	root, warnings, err := lang.ParseWarn(patterns, mode, fold)
+	if err != nil {
+		return nil, err
+	}
+	q, err := CompileNode(&lang.Not{Kid: root}, mode)
+	if err != nil {
+		return nil, err
+	}
+	q.warnings = warnings
+	return q, nil
+}
+
 // CompileNode compiles an already parsed tree.
 func CompileNode(root lang.Node, mode lang.Mode) (*Query, error) {
 	m, err := compileMatcher(root)

@@ -55,14 +55,14 @@ type searchFlags struct {
 	noUpdate, stats                                         bool
 	// grep's: -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
 	// search always recurses and numbers lines, as grep -rn)
-	filesWith, filesWithout, quiet, noMessages bool
-	withFilename, noFilename                   bool
-	recursive, dereference, lineNumbers        bool
-	patterns                                   stringsFlag
-	before, after, context, limit              int
-	index                                      string
-	since, until, sort                         string
-	reverse, timedOnly, follow                 bool
+	filesWith, filesWithout, quiet, noMessages, invert bool
+	withFilename, noFilename                           bool
+	recursive, dereference, lineNumbers                bool
+	patterns                                           stringsFlag
+	before, after, context, limit                      int
+	index                                              string
+	since, until, sort                                 string
+	reverse, timedOnly, follow                         bool
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -77,6 +77,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
+	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
 	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
 	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
 	fs.BoolVar(&sf.quiet, "q", false, "print nothing; exit 0 on the first match (even if a file could not be read)")
@@ -186,7 +187,11 @@ func (e *env) search(args []string) int {
 	if mode == lang.ModeQuery {
 		fold = !sf.caseSensitive
 	}
-	q, err := query.Compile(sf.patterns, mode, fold)
+	compile := query.Compile
+	if sf.invert {
+		compile = query.CompileInverted
+	}
+	q, err := compile(sf.patterns, mode, fold)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
 		var pe *lang.ParseError
