@@ -48,6 +48,7 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&sf.count, "count", "c", false, "print the number of matching lines of each file")
 	fs.StringArrayVarP((*[]string)(&sf.patterns), "regexp", "e", nil, "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVarP(&sf.invert, "invert-match", "v", false, "select the lines that do not match")
+	fs.IntVarP(&sf.maxCount, "max-count", "m", -1, "stop each file after NUM matching lines")
 	fs.BoolVarP(&sf.filesWith, "files-with-matches", "l", false, "print only the names of files with a match")
 	fs.BoolVarP(&sf.filesWithout, "files-without-match", "L", false, "print only the names of files without a match")
 	fs.BoolVarP(&sf.quiet, "quiet", "q", false, "print nothing; exit 0 on the first match")

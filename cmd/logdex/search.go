@@ -53,13 +53,13 @@ Flags:
 type searchFlags struct {
 	fixed, extended, basic, re2, fold, caseSensitive, count bool
 	noUpdate, stats                                         bool
-	// grep's: -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
+	// grep's: -v, -m, -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
 	// search always recurses and numbers lines, as grep -rn)
 	filesWith, filesWithout, quiet, noMessages, invert bool
 	withFilename, noFilename                           bool
 	recursive, dereference, lineNumbers                bool
 	patterns                                           stringsFlag
-	before, after, context, limit                      int
+	before, after, context, limit, maxCount            int
 	index                                              string
 	since, until, sort                                 string
 	reverse, timedOnly, follow                         bool
@@ -78,6 +78,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
+	fs.IntVar(&sf.maxCount, "m", -1, "stop each file after `NUM` matching lines (grep -m; -1: no limit)")
 	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
 	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
 	fs.BoolVar(&sf.quiet, "q", false, "print nothing; exit 0 on the first match (even if a file could not be read)")
@@ -179,8 +180,8 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	if sf.follow && (sf.count || withContext || order != query.OrderPath || sf.since != "" || sf.until != "" || sf.timedOnly || sf.limit > 0 ||
-		sf.filesWith || sf.filesWithout || sf.quiet) {
-		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -l, -L, -q, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
+		sf.filesWith || sf.filesWithout || sf.quiet || sf.maxCount >= 0) {
+		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -l, -L, -q, -m, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
 		return 2
 	}
 	fold := sf.fold
@@ -292,6 +293,31 @@ func (e *env) search(args []string) int {
 	default:
 		fn = pr.print
 	}
+	switch {
+	case sf.maxCount == 0:
+		// grep -m 0 stops each file before its first line: nothing
+		// matches, and -L names every file.
+		if !sf.filesWithout {
+			return 1
+		}
+		perFile := opt.PerFile
+		opt.PerFile = func(f *query.File, _ int64) error { return perFile(f, 0) }
+	case sf.maxCount > 0:
+		// Each file's first maxCount matching lines (grep -m): a file's
+		// hits after them are not passed on, its count is cut there.
+		if perFile := opt.PerFile; perFile != nil {
+			opt.PerFile = func(f *query.File, n int64) error { return perFile(f, min(n, int64(sf.maxCount))) }
+		}
+		if each := fn; each != nil {
+			seen := map[*query.File]int{}
+			fn = func(h *query.Hit) error {
+				if seen[h.File]++; seen[h.File] > sf.maxCount {
+					return nil
+				}
+				return each(h)
+			}
+		}
+	}
 	t0 := time.Now()
 	st, err := searcher.Search(ctx, q, opt, fn)
 	if sf.stats && st != nil {
@@ -346,7 +372,7 @@ func (e *env) search(args []string) int {
 		return 2
 	case len(unreadable) > 0 || st.Unreadable > 0:
 		return 2
-	case st.Total == 0:
+	case st.Total == 0, sf.maxCount == 0:
 		return 1
 	}
 	return 0

@@ -143,6 +143,11 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"inverted regex count", []string{"search", "-vcE", "GET|POST", "logs"}, []string{"-rcv", "-E", "GET|POST", "logs"}},
 		{"inverted files", []string{"search", "-vl", "-F", "e", "logs"}, []string{"-rvl", "-F", "e", "logs"}},
 		{"inverted, no line left", []string{"search", "-v", "-E", "^", "logs/app"}, []string{"-rnv", "-E", "^", "logs/app"}},
+		{"max count", []string{"search", "-m", "2", "-F", "ERROR", "logs"}, []string{"-rn", "-m", "2", "-F", "ERROR", "logs"}},
+		{"max count, counted", []string{"search", "-cm2", "-F", "ERROR", "logs"}, []string{"-rc", "-m2", "-F", "ERROR", "logs"}},
+		{"max count 0", []string{"search", "-m0", "-F", "ERROR", "logs"}, []string{"-rn", "-m0", "-F", "ERROR", "logs"}},
+		{"max count 0, files without", []string{"search", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rL", "-m0", "-F", "ERROR", "logs/app"}},
+		{"max count, inverted", []string{"search", "-v", "-m", "3", "-F", "ERROR", "logs/app"}, []string{"-rnv", "-m", "3", "-F", "ERROR", "logs/app"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
 		{"a file and a missing PATH", []string{"search", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log", "nope"}},
@@ -180,7 +185,7 @@ func TestSearchContext(t *testing.T) {
 	})
 	sort.Strings(files)
 	// A context of 0 still prints "--" between groups, as grep does.
-	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}} {
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}, {"-m1", "-A2"}, {"-m", "2", "-C1"}} {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)
