@@ -147,6 +147,16 @@ func (e *env) search(args []string) int {
 		}
 		sf.patterns, pos = stringsFlag{pos[0]}, pos[1:]
 	}
+	if sf.maxCount == 0 && (!sf.filesWithout || sf.quiet) {
+		return 1 // grep -m 0: no line is read, none matches (patterns and PATHs not looked at)
+	}
+	if sf.maxCount > 0 && (sf.limit > 0 || sf.sort != "path") {
+		// Both count hits in the order they come: --limit before -m drops
+		// a file's extra lines, and in time order a file's first lines
+		// are not its first matches.
+		fmt.Fprintln(e.stderr, "logdex: -m does not combine with --limit or --sort time")
+		return 2
+	}
 	mode, ok := sf.mode()
 	if !ok {
 		fmt.Fprintln(e.stderr, "logdex: conflicting matchers specified (-F, -E, -G and --re2 exclude each other, except -E --re2)")
@@ -296,10 +306,8 @@ func (e *env) search(args []string) int {
 	switch {
 	case sf.maxCount == 0:
 		// grep -m 0 stops each file before its first line: nothing
-		// matches, and -L names every file.
-		if !sf.filesWithout {
-			return 1
-		}
+		// matches, and -L names every file (without it, grep answers 1
+		// before reading anything: see the flags' checks).
 		perFile := opt.PerFile
 		opt.PerFile = func(f *query.File, _ int64) error { return perFile(f, 0) }
 	case sf.maxCount > 0:

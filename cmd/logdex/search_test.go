@@ -147,6 +147,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"max count, counted", []string{"search", "-cm2", "-F", "ERROR", "logs"}, []string{"-rc", "-m2", "-F", "ERROR", "logs"}},
 		{"max count 0", []string{"search", "-m0", "-F", "ERROR", "logs"}, []string{"-rn", "-m0", "-F", "ERROR", "logs"}},
 		{"max count 0, files without", []string{"search", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rL", "-m0", "-F", "ERROR", "logs/app"}},
+		{"max count 0, quiet", []string{"search", "-q", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rqL", "-m0", "-F", "ERROR", "logs/app"}},
+		{"max count 0, a bad pattern, a missing PATH", []string{"search", "-m0", "-E", "a(", "nope"}, []string{"-rn", "-m0", "-E", "a(", "nope"}},
 		{"max count, inverted", []string{"search", "-v", "-m", "3", "-F", "ERROR", "logs/app"}, []string{"-rnv", "-m", "3", "-F", "ERROR", "logs/app"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
@@ -254,6 +256,8 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-F", "x", "no-such-dir"}, "no-such-dir"},
 		{[]string{"search"}, "Usage"},
 		{[]string{"search", "-A", "-1", "x", "logs"}, "invalid context length"},
+		{[]string{"search", "-m", "1", "--limit", "2", "x", "logs"}, "-m does not combine"},
+		{[]string{"search", "-m", "1", "--sort", "time", "x", "logs"}, "-m does not combine"},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {

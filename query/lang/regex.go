@@ -104,15 +104,15 @@ func hasHighByte(s string) bool {
 	return false
 }
 
-// unwidenPos is the offset in s of offset w of widen(s).
+// unwidenPos is the offset in s of offset w of widen(s) (inside a widened
+// byte: that byte's).
 func unwidenPos(s string, w int) int {
 	for i := 0; i < len(s); i++ {
-		if w <= 0 {
-			return i
-		}
-		w--
 		if s[i] >= utf8.RuneSelf {
 			w--
+		}
+		if w--; w < 0 {
+			return i
 		}
 	}
 	return len(s)
