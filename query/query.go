@@ -48,14 +48,30 @@ func Compile(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
 	return q, nil
 }
 
-// CompileInverted compiles patterns as Compile does, selecting the lines
-// that do not match (grep -v).
-func CompileInverted(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
+// GrepFlags are grep's flags that change which lines a pattern selects.
+type GrepFlags struct {
+	Invert bool // -v: the lines that do not match
+	Words  bool // -w: matches that form whole words
+	Lines  bool // -x: matches that are whole lines
+}
+
+// CompileGrep compiles patterns as Compile does, with grep's -v, -w and
+// -x (the last two for -F, -E and -G patterns; -x wins over -w, as in
+// grep).
+func CompileGrep(patterns []string, mode lang.Mode, fold bool, g GrepFlags) (*Query, error) {
 	root, warnings, err := lang.ParseWarn(patterns, mode, fold)
 	if err != nil {
 		return nil, err
 	}
-	q, err := CompileNode(&lang.Not{Kid: root}, mode)
+	if g.Words || g.Lines {
+		if root, err = lang.Whole(root, !g.Lines); err != nil {
+			return nil, err
+		}
+	}
+	if g.Invert {
+		root = &lang.Not{Kid: root}
+	}
+	q, err := CompileNode(root, mode)
 	if err != nil {
 		return nil, err
 	}

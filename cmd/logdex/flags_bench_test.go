@@ -48,6 +48,8 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&sf.count, "count", "c", false, "print the number of matching lines of each file")
 	fs.StringArrayVarP((*[]string)(&sf.patterns), "regexp", "e", nil, "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVarP(&sf.invert, "invert-match", "v", false, "select the lines that do not match")
+	fs.BoolVarP(&sf.words, "word-regexp", "w", false, "match whole words only")
+	fs.BoolVarP(&sf.lines, "line-regexp", "x", false, "match whole lines only")
 	fs.IntVarP(&sf.maxCount, "max-count", "m", -1, "stop each file after NUM matching lines")
 	fs.BoolVarP(&sf.filesWith, "files-with-matches", "l", false, "print only the names of files with a match")
 	fs.BoolVarP(&sf.filesWithout, "files-without-match", "L", false, "print only the names of files without a match")
@@ -148,7 +150,8 @@ var grepStyleLines = []struct {
 	{"--help", true, "help (ErrHelp) from both"},
 	{"-rn -F ERROR logs", true, "grep's habits"},
 	{"-F -e -- logs -i", true, "the pattern --, then a flag"},
-	{"-x error", true, "unknown flag: an error from both"},
+	{"-x error", true, "grep's -x in both"},
+	{"-Z error", true, "unknown flag: an error from both"},
 	{"-limit 5 error", false, "Go-style single-dash long flag: pflag reads -l -i -m -i -t"},
 	{"-limit=5 error", false, "same"},
 	{"-index /tmp/ix error", false, "same"},

@@ -56,6 +56,7 @@ type searchFlags struct {
 	// grep's: -v, -m, -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
 	// search always recurses and numbers lines, as grep -rn)
 	filesWith, filesWithout, quiet, noMessages, invert bool
+	words, lines                                       bool
 	withFilename, noFilename                           bool
 	recursive, dereference, lineNumbers                bool
 	patterns                                           stringsFlag
@@ -78,6 +79,8 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
+	fs.BoolVar(&sf.words, "w", false, "match whole words only (grep -w; with -F, -E, -G)")
+	fs.BoolVar(&sf.lines, "x", false, "match whole lines only (grep -x; with -F, -E, -G)")
 	fs.IntVar(&sf.maxCount, "m", -1, "stop each file after `NUM` matching lines (grep -m; -1: no limit)")
 	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
 	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
@@ -198,11 +201,7 @@ func (e *env) search(args []string) int {
 	if mode == lang.ModeQuery {
 		fold = !sf.caseSensitive
 	}
-	compile := query.Compile
-	if sf.invert {
-		compile = query.CompileInverted
-	}
-	q, err := compile(sf.patterns, mode, fold)
+	q, err := query.CompileGrep(sf.patterns, mode, fold, query.GrepFlags{Invert: sf.invert, Words: sf.words, Lines: sf.lines})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
 		var pe *lang.ParseError

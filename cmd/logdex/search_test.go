@@ -150,6 +150,12 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"max count 0, quiet", []string{"search", "-q", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rqL", "-m0", "-F", "ERROR", "logs/app"}},
 		{"max count 0, a bad pattern, a missing PATH", []string{"search", "-m0", "-E", "a(", "nope"}, []string{"-rn", "-m0", "-E", "a(", "nope"}},
 		{"max count, inverted", []string{"search", "-v", "-m", "3", "-F", "ERROR", "logs/app"}, []string{"-rnv", "-m", "3", "-F", "ERROR", "logs/app"}},
+		{"whole words", []string{"search", "-w", "-F", "GET", "logs"}, []string{"-rnw", "-F", "GET", "logs"}},
+		{"whole words, regex, folded", []string{"search", "-iwE", "err(or)?|fail", "logs"}, []string{"-rniw", "-E", "err(or)?|fail", "logs"}},
+		{"whole words, basic regex", []string{"search", "-wG", `user\|id`, "logs"}, []string{"-rnw", "-G", `user\|id`, "logs"}},
+		{"whole lines", []string{"search", "-x", "-E", "[^ ]*", "logs"}, []string{"-rnx", "-E", "[^ ]*", "logs"}},
+		{"whole lines, literal", []string{"search", "-cx", "-F", "", "logs"}, []string{"-rcx", "-F", "", "logs"}},
+		{"whole words, inverted", []string{"search", "-vw", "-F", "INFO", "logs/app"}, []string{"-rnvw", "-F", "INFO", "logs/app"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
 		{"a file and a missing PATH", []string{"search", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log", "nope"}},
@@ -258,6 +264,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-A", "-1", "x", "logs"}, "invalid context length"},
 		{[]string{"search", "-m", "1", "--limit", "2", "x", "logs"}, "-m does not combine"},
 		{[]string{"search", "-m", "1", "--sort", "time", "x", "logs"}, "-m does not combine"},
+		{[]string{"search", "-w", "error", "logs"}, "not to the query language"},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
@@ -362,7 +369,7 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
 		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`} {
-		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}} {
+		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
 			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)
 			if flags[0] == "-cE" {

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"errors"
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -342,4 +343,65 @@ func grepFixed(p string, syn Syntax) bool {
 		}
 	}
 	return true
+}
+
+// Whole restricts every pattern of a tree parsed in ModeLiteral or a
+// regex mode to whole lines (grep -x) or, with words, to matches that
+// form whole words (grep -w: at the line's start or after a byte that is
+// not a letter, digit or '_', and at its end or before one). A literal
+// becomes the regex of its bytes (ASCII case folding written in).
+func Whole(n Node, words bool) (Node, error) {
+	switch n := n.(type) {
+	case *Or:
+		out := &Or{}
+		for _, k := range n.Kids {
+			w, err := Whole(k, words)
+			if err != nil {
+				return nil, err
+			}
+			out.Kids = append(out.Kids, w)
+		}
+		return out, nil
+	case *Literal:
+		return wholeRegex(string(n.Text), SyntaxERE, n.Fold, quoteLiteral(n.Text, n.Fold), hasHighByte(string(n.Text)), words)
+	case *Regex:
+		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, n.WideGo != "" && n.WideGo == n.Go && hasHighByte(n.Expr), words)
+	}
+	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
+}
+
+// wholeRegex is the Regex of Go expression g (of pattern expr) restricted
+// to whole lines or words; wide: g reads its pattern byte by byte.
+func wholeRegex(expr string, syn Syntax, fold bool, g string, wide, words bool) (*Regex, error) {
+	const nonWord = `[^0-9A-Za-z_]`
+	if words {
+		g = `(?:^|` + nonWord + `)(?:` + g + `)(?:` + nonWord + `|$)`
+	} else {
+		g = `^(?:` + g + `)$`
+	}
+	tree, err := syntax.Parse(g, syntax.Perl)
+	if err != nil {
+		return nil, &ParseError{Msg: "invalid regex: " + err.Error()}
+	}
+	n := &Regex{Expr: expr, Syntax: syn, Fold: fold, Go: g, Tree: tree}
+	setWide(n, wide)
+	return n, nil
+}
+
+// quoteLiteral is a Go expression matching the bytes of lit (ASCII
+// letters in either case with fold, as grep -iF in the C locale); a byte
+// >= 0x80 is written widened, as the rune of its value.
+func quoteLiteral(lit []byte, fold bool) string {
+	var b strings.Builder
+	for _, c := range lit {
+		switch {
+		case c >= utf8.RuneSelf:
+			b.WriteRune(rune(c))
+		case fold && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'):
+			b.WriteString("[" + string(c|0x20) + string(c&^0x20) + "]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	return b.String()
 }
