@@ -265,6 +265,8 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-m", "1", "--limit", "2", "x", "logs"}, "-m does not combine"},
 		{[]string{"search", "-m", "1", "--sort", "time", "x", "logs"}, "-m does not combine"},
 		{[]string{"search", "-w", "error", "logs"}, "not to the query language"},
+		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},
+		{[]string{"search", "-xE", `a*\>`, "logs"}, `unsupported: \< or \> with -w or -x`},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {

@@ -365,6 +365,14 @@ func Whole(n Node, words bool) (Node, error) {
 	case *Literal:
 		return wholeRegex(string(n.Text), SyntaxERE, n.Fold, quoteLiteral(n.Text, n.Fold), hasHighByte(string(n.Text)), words)
 	case *Regex:
+		switch {
+		case n.Syntax == SyntaxRE2:
+			return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to --re2")
+		case strings.Contains(n.Expr, `\<`) || strings.Contains(n.Expr, `\>`):
+			// Their translation may take a character of the line next to
+			// the pattern, which the wrapper's own test then misses.
+			return nil, &ParseError{Msg: `unsupported: \< or \> with -w or -x`, Pos: min(strings.Index(n.Expr+`\<`, `\<`), strings.Index(n.Expr+`\>`, `\>`))}
+		}
 		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, n.WideGo != "" && n.WideGo == n.Go && hasHighByte(n.Expr), words)
 	}
 	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
