@@ -48,6 +48,7 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&sf.count, "count", "c", false, "print the number of matching lines of each file")
 	fs.StringArrayVarP((*[]string)(&sf.patterns), "regexp", "e", nil, "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVarP(&sf.invert, "invert-match", "v", false, "select the lines that do not match")
+	fs.BoolVarP(&sf.only, "only-matching", "o", false, "print only the matched parts")
 	fs.BoolVarP(&sf.words, "word-regexp", "w", false, "match whole words only")
 	fs.BoolVarP(&sf.lines, "line-regexp", "x", false, "match whole lines only")
 	fs.IntVarP(&sf.maxCount, "max-count", "m", -1, "stop each file after NUM matching lines")

@@ -56,7 +56,7 @@ type searchFlags struct {
 	// grep's: -v, -m, -l, -L, -q, -s, -H, -h; -r, -R and -n change nothing (a
 	// search always recurses and numbers lines, as grep -rn)
 	filesWith, filesWithout, quiet, noMessages, invert bool
-	words, lines                                       bool
+	words, lines, only                                 bool
 	withFilename, noFilename                           bool
 	recursive, dereference, lineNumbers                bool
 	patterns                                           stringsFlag
@@ -79,6 +79,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
+	fs.BoolVar(&sf.only, "o", false, "print only the matched parts of lines, each on its own line (grep -o; with -F, -E, -G)")
 	fs.BoolVar(&sf.words, "w", false, "match whole words only (grep -w; with -F, -E, -G)")
 	fs.BoolVar(&sf.lines, "x", false, "match whole lines only (grep -x; with -F, -E, -G)")
 	fs.IntVar(&sf.maxCount, "m", -1, "stop each file after `NUM` matching lines (grep -m; -1: no limit)")
@@ -152,6 +153,10 @@ func (e *env) search(args []string) int {
 	}
 	if sf.maxCount == 0 && (!sf.filesWithout || sf.quiet) {
 		return 1 // grep -m 0: no line is read, none matches (patterns and PATHs not looked at)
+	}
+	if sf.only && (sf.words || sf.lines) {
+		fmt.Fprintln(e.stderr, "logdex: -o does not combine with -w or -x")
+		return 2
 	}
 	if sf.maxCount > 0 && (sf.limit > 0 || sf.sort != "path") {
 		// Both count hits in the order they come: --limit before -m drops
@@ -295,6 +300,20 @@ func (e *env) search(args []string) int {
 			num = append(num, '\n')
 			_, err := out.Write(num)
 			return err
+		}
+	case sf.only && sf.invert:
+		// grep -ov: a line that does not match has no matched part.
+		fn = func(*query.Hit) error { return nil }
+	case sf.only:
+		// The matched parts (grep -o); with context, the groups' "--"
+		// but no context line.
+		parts, err := q.OnlyMatching()
+		if err != nil {
+			fmt.Fprintln(e.stderr, "logdex:", err)
+			return 2
+		}
+		if pr.parts, fn = parts, pr.printParts(parts); withContext {
+			opt.Text, fn = false, pr.collect
 		}
 	case withContext:
 		opt.Text = false
@@ -561,6 +580,10 @@ type printer struct {
 	printed bool // whether any group was printed (for "--")
 
 	binary *query.File // the last file said to be binary
+
+	// parts, with -o, gives the matched parts of a line (rs: its ranges)
+	parts func(dst [][2]int, line []byte) [][2]int
+	rs    [][2]int
 }
 
 // line prints one line; the error is the output's (bufio keeps the first:
@@ -581,6 +604,23 @@ func (p *printer) print(h *query.Hit) error {
 		return nil
 	}
 	return p.line(h.File.Path, h.Line, ':', h.Text)
+}
+
+// printParts prints the parts of a hit's line that parts gives, each as a
+// line of its own (grep -o).
+func (p *printer) printParts(parts func(dst [][2]int, line []byte) [][2]int) func(h *query.Hit) error {
+	return func(h *query.Hit) error {
+		if p.isBinary(h) {
+			return nil
+		}
+		p.rs = parts(p.rs[:0], h.Text)
+		for _, r := range p.rs {
+			if err := p.line(h.File.Path, h.Line, ':', h.Text[r[0]:r[1]]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // isBinary reports whether h lies in the binary part of its file; at the
@@ -647,6 +687,20 @@ func (p *printer) flushContext() error {
 			sep := byte('-')
 			if match[l.No] {
 				sep = ':'
+			}
+			if p.parts != nil {
+				// grep -o with context: the groups and their "--", but
+				// only the matching lines' matched parts.
+				if !match[l.No] {
+					return nil
+				}
+				p.rs = p.parts(p.rs[:0], l.Text)
+				for _, r := range p.rs {
+					if err := p.line(f.Path, l.No, ':', l.Text[r[0]:r[1]]); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			return p.line(f.Path, l.No, sep, l.Text)
 		})

@@ -156,6 +156,10 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"whole lines", []string{"search", "-x", "-E", "[^ ]*", "logs"}, []string{"-rnx", "-E", "[^ ]*", "logs"}},
 		{"whole lines, literal", []string{"search", "-cx", "-F", "", "logs"}, []string{"-rcx", "-F", "", "logs"}},
 		{"whole words, inverted", []string{"search", "-vw", "-F", "INFO", "logs/app"}, []string{"-rnvw", "-F", "INFO", "logs/app"}},
+		{"only matching", []string{"search", "-o", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}, []string{"-rno", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}},
+		{"only matching, longest of several literals", []string{"search", "-oF", "-e", "GET", "-e", "GET /api", "logs"}, []string{"-rno", "-F", "-e", "GET", "-e", "GET /api", "logs"}},
+		{"only matching, inverted", []string{"search", "-ov", "-F", "ERROR", "logs/app"}, []string{"-rnov", "-F", "ERROR", "logs/app"}},
+		{"only matching, counted", []string{"search", "-oc", "-E", "[0-9]+", "logs/app"}, []string{"-rnoc", "-E", "[0-9]+", "logs/app"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
 		{"a file and a missing PATH", []string{"search", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log", "nope"}},
@@ -193,7 +197,7 @@ func TestSearchContext(t *testing.T) {
 	})
 	sort.Strings(files)
 	// A context of 0 still prints "--" between groups, as grep does.
-	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}, {"-m1", "-A2"}, {"-m", "2", "-C1"}} {
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}, {"-m1", "-A2"}, {"-m", "2", "-C1"}, {"-o", "-A1"}, {"-oi", "-C2"}} {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)
@@ -266,6 +270,8 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-m", "1", "--sort", "time", "x", "logs"}, "-m does not combine"},
 		{[]string{"search", "-w", "error", "logs"}, "not to the query language"},
 		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},
+		{[]string{"search", "-o", "error", "logs"}, "not the query language"},
+		{[]string{"search", "-ow", "-F", "error", "logs"}, "-o does not combine"},
 		{[]string{"search", "-xE", `a*\>`, "logs"}, `unsupported: \< or \> with -w or -x`},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
@@ -371,7 +377,7 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
 		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`} {
-		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}} {
+		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}, {"-oE"}, {"-oF"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
 			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)
 			if flags[0] == "-cE" {

@@ -363,7 +363,8 @@ func Whole(n Node, words bool) (Node, error) {
 		}
 		return out, nil
 	case *Literal:
-		return wholeRegex(string(n.Text), SyntaxERE, n.Fold, quoteLiteral(n.Text, n.Fold), hasHighByte(string(n.Text)), words)
+		g, wide := n.GoExpr()
+		return wholeRegex(string(n.Text), SyntaxERE, n.Fold, g, wide, words)
 	case *Regex:
 		switch {
 		case n.Syntax == SyntaxRE2:
@@ -394,6 +395,14 @@ func wholeRegex(expr string, syn Syntax, fold bool, g string, wide, words bool) 
 	n := &Regex{Expr: expr, Syntax: syn, Fold: fold, Go: g, Tree: tree}
 	setWide(n, wide)
 	return n, nil
+}
+
+// GoExpr is a Go expression matching the literal's bytes (ASCII letters
+// in either case with Fold, as grep -iF in the C locale); wide: it holds a
+// byte >= 0x80, written widened (the rune of its value), and is to be
+// matched against widened lines.
+func (n *Literal) GoExpr() (expr string, wide bool) {
+	return quoteLiteral(n.Text, n.Fold), hasHighByte(string(n.Text))
 }
 
 // quoteLiteral is a Go expression matching the bytes of lit (ASCII

@@ -53,6 +53,27 @@ func Widen(dst, s []byte) []byte {
 	return dst
 }
 
+// WidenMap returns line widened and, for each offset w of it, the line's
+// offset at[w] (inside a widened byte: that byte's).
+func WidenMap(line []byte) (wide []byte, at []int) {
+	wide = Widen(nil, line)
+	at = make([]int, len(wide)+1)
+	w := 0
+	for i, b := range line {
+		at[w] = i
+		w++
+		if b >= utf8.RuneSelf {
+			at[w] = i // (inside a widened byte: never a match's edge)
+			w++
+		}
+	}
+	at[w] = len(line)
+	return wide, at
+}
+
+// IsASCII reports whether b holds no byte >= 0x80.
+func IsASCII(b []byte) bool { return nonASCII(b) < 0 }
+
 // nonASCII is the index of the first byte >= 0x80 of b, or -1.
 func nonASCII(b []byte) int {
 	const high = 0x8080808080808080
@@ -96,19 +117,7 @@ func (m *bytewise) AppendMatches(dst [][2]int, line []byte) [][2]int {
 	if nonASCII(line) < 0 {
 		return m.ascii.AppendMatches(dst, line)
 	}
-	wide := Widen(nil, line)
-	// at[w] is the line offset of the widened line's offset w.
-	at := make([]int, len(wide)+1)
-	w := 0
-	for i, b := range line {
-		at[w] = i
-		w++
-		if b >= utf8.RuneSelf {
-			at[w] = i // (inside a widened byte: never a match's edge)
-			w++
-		}
-	}
-	at[w] = len(line)
+	wide, at := WidenMap(line)
 	n := len(dst)
 	dst = m.wide.AppendMatches(dst, wide)
 	for i := n; i < len(dst); i++ {
