@@ -29,7 +29,17 @@ func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error)
 		case *lang.Literal:
 			e, _ := n.GoExpr()
 			ascii, wide = append(ascii, e), append(wide, e)
+		case *lang.Not:
+			if n == q.root {
+				return walk(n.Kid) // grep -ov: the parts its other lines match
+			}
+			return errors.New("-o prints the parts of lines that -F, -E or -G patterns match, not the query language's")
 		case *lang.Regex:
+			if n.Syntax != lang.SyntaxRE2 && (strings.Contains(n.Expr, `\<`) || strings.Contains(n.Expr, `\>`)) {
+				// Their translation may take a character next to the
+				// match into it: the lines are right, the parts not.
+				return errors.New(`unsupported: \< or \> with -o`)
+			}
 			w := n.WideGo
 			if w == "" {
 				w = n.Go // an ASCII pattern matching ASCII only: the same on widened lines

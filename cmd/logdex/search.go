@@ -198,8 +198,8 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	if sf.follow && (sf.count || withContext || order != query.OrderPath || sf.since != "" || sf.until != "" || sf.timedOnly || sf.limit > 0 ||
-		sf.filesWith || sf.filesWithout || sf.quiet || sf.maxCount >= 0) {
-		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -l, -L, -q, -m, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
+		sf.filesWith || sf.filesWithout || sf.quiet || sf.maxCount >= 0 || sf.only) {
+		fmt.Fprintln(e.stderr, "logdex: --follow does not combine with -c, -l, -L, -q, -m, -o, -A, -B, -C, --sort, --since, --until, --timed-only or --limit")
 		return 2
 	}
 	fold := sf.fold
@@ -301,7 +301,7 @@ func (e *env) search(args []string) int {
 			_, err := out.Write(num)
 			return err
 		}
-	case sf.only && sf.invert:
+	case sf.only && sf.invert && !withContext:
 		// grep -ov: a line that does not match has no matched part.
 		fn = func(*query.Hit) error { return nil }
 	case sf.only:
@@ -312,7 +312,7 @@ func (e *env) search(args []string) int {
 			fmt.Fprintln(e.stderr, "logdex:", err)
 			return 2
 		}
-		if pr.parts, fn = parts, pr.printParts(parts); withContext {
+		if pr.parts, pr.invert, fn = parts, sf.invert, pr.printParts(parts); withContext {
 			opt.Text, fn = false, pr.collect
 		}
 	case withContext:
@@ -581,9 +581,11 @@ type printer struct {
 
 	binary *query.File // the last file said to be binary
 
-	// parts, with -o, gives the matched parts of a line (rs: its ranges)
-	parts func(dst [][2]int, line []byte) [][2]int
-	rs    [][2]int
+	// parts, with -o, gives the matched parts of a line (rs: its ranges);
+	// invert: -v, the lines selected are those that do not match
+	parts  func(dst [][2]int, line []byte) [][2]int
+	rs     [][2]int
+	invert bool
 }
 
 // line prints one line; the error is the output's (bufio keeps the first:
@@ -690,13 +692,14 @@ func (p *printer) flushContext() error {
 			}
 			if p.parts != nil {
 				// grep -o with context: the groups and their "--", but
-				// only the matching lines' matched parts.
-				if !match[l.No] {
+				// only the matched parts: of the selected lines, or with
+				// -v of the others (the lines that match), as context.
+				if match[l.No] == p.invert {
 					return nil
 				}
 				p.rs = p.parts(p.rs[:0], l.Text)
 				for _, r := range p.rs {
-					if err := p.line(f.Path, l.No, ':', l.Text[r[0]:r[1]]); err != nil {
+					if err := p.line(f.Path, l.No, sep, l.Text[r[0]:r[1]]); err != nil {
 						return err
 					}
 				}

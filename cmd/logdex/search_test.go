@@ -272,6 +272,8 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},
 		{[]string{"search", "-o", "error", "logs"}, "not the query language"},
 		{[]string{"search", "-ow", "-F", "error", "logs"}, "-o does not combine"},
+		{[]string{"search", "-oE", `[a-z]*\>`, "logs"}, `unsupported: \< or \> with -o`},
+		{[]string{"search", "-o", "--follow", "-F", "x", "logs"}, "--follow does not combine"},
 		{[]string{"search", "-xE", `a*\>`, "logs"}, `unsupported: \< or \> with -w or -x`},
 	} {
 		_, stderr, code := logdex(t, dir, tc.args...)
@@ -387,6 +389,26 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 			if code != wcode || got != want {
 				t.Errorf("%v %q: exit %d (grep %d), stderr %q\n got  %q\n want %q", flags, pat, code, wcode, stderr, got, want)
 			}
+		}
+	}
+}
+
+// TestSearchOnlyInvertedContext: grep -ov with context prints the matched
+// parts of the context lines (the lines that match) as context, and "--"
+// between groups even when a group prints nothing.
+func TestSearchOnlyInvertedContext(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	must(t, os.WriteFile(filepath.Join(dir, "ov.log"), []byte("a1\nb\nc\nd\na2\ne\nf\na3 a4\n"), 0o644))
+	for _, flags := range [][]string{{"-ov", "-A1"}, {"-ov", "-A0"}, {"-ov", "-C1"}, {"-ov", "-B2"}, {"-ov"}, {"-o", "-A1"}} {
+		args := append(append([]string{}, flags...), "-F", "a", "ov.log")
+		want := unsortGrep(dir, append([]string{"-n"}, args...)...)
+		got, _, _ := logdex(t, dir, append([]string{"search"}, args...)...)
+		if got != want {
+			t.Errorf("%v: got %q, want %q", flags, got, want)
 		}
 	}
 }
