@@ -15,7 +15,9 @@ import (
 
 // hayAlphabet weighs the letters patterns use and the operators' own
 // characters (as literals).
-const hayAlphabet = "aaabbbcAB_ -.*+?()[]{}|^$\\,12:=x\t"
+// Bytes >= 0x80 (é's two, ü's lead, a Latin-1 é) test the C locale's
+// byte-wise reading: '.' and brackets match one byte, not a character.
+const hayAlphabet = "aaabbbcAB_ -.*+?()[]{}|^$\\,12:=x\té\xc3\xbc\xe9"
 
 // RandomLine is a haystack line of 0-8 characters.
 func RandomLine(r *rand.Rand) string {
@@ -52,7 +54,7 @@ func randomBracket(r *rand.Rand) string {
 		case 5:
 			b.WriteString(pick(r, "-", ":", "---", "[", "^", "[:alpha:]-", "[=a=]-", "[.a.]-"))
 		default:
-			b.WriteString(pick(r, "a", "b", "A", "B", "c", "_", " ", ".", "*", "\\", "$", "(", ")", "|", "{", "1", ","))
+			b.WriteString(pick(r, "a", "b", "A", "B", "c", "_", " ", ".", "*", "\\", "$", "(", ")", "|", "{", "1", ",", "é", "\xa9"))
 		}
 	}
 	if r.IntN(12) != 0 {
@@ -68,7 +70,7 @@ func RandomPattern(r *rand.Rand, long bool) string {
 	for n := 1 + r.IntN(7); n > 0; n-- {
 		switch r.IntN(21) {
 		case 0, 1, 2, 3:
-			b.WriteString(pick(r, "a", "b", "c", "A", "x", "1", ",", "-", " ", ":", "_", "=", "}", "]"))
+			b.WriteString(pick(r, "a", "b", "c", "A", "x", "1", ",", "-", " ", ":", "_", "=", "}", "]", "é", "\xc3", "\xe9"))
 		case 4:
 			b.WriteString(".")
 		case 5, 6:
