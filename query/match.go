@@ -273,9 +273,9 @@ func compileMatcher(n lang.Node) (matcher, error) {
 	case *lang.Literal:
 		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
-		if n.WideGo != "" {
+		if n.Bytewise {
 			// grep's C locale: lines with bytes >= 0x80 byte by byte
-			m, err := scan.NewBytewise(n.Go, n.WideGo)
+			m, err := scan.NewBytewise(n.Go)
 			if err != nil {
 				return nil, err
 			}

@@ -130,9 +130,8 @@ func (q *Query) prepare(n lang.Node) error {
 			return fmt.Errorf("query: regex %q built without lang.NewRegex", n.Expr)
 		}
 		r := relit.Analyze(n.Tree)
-		if n.WideTree != nil {
-			// What the line must hold as grep reads the pattern, bytes.
-			r = narrowBytes(relit.Analyze(n.WideTree))
+		if n.Bytewise {
+			r = narrowBytes(r) // what the line must hold as grep reads it: bytes
 		}
 		q.reqs[n] = r
 		q.addReqAtoms(r)

@@ -65,16 +65,14 @@ type (
 		// once, when the query is parsed, for the matcher and the planner.
 		Go   string
 		Tree *syntax.Regexp
-		// WideGo and WideTree, in ERE and BRE, are set when grep's byte
-		// reading (C locale) can differ from Go's UTF-8 one: the pattern
-		// can match a non-ASCII character ('.', a negated bracket, \W,
-		// \S), or holds a byte >= 0x80, and was then read widened (each
-		// byte the rune of its value; Go and Tree are that reading too).
-		// Lines holding a byte >= 0x80 are matched widened by it
-		// (scan.NewBytewise), and the index narrows by its literals
-		// turned back into bytes. Empty otherwise.
-		WideGo   string
-		WideTree *syntax.Regexp
+		// Bytewise, in ERE and BRE, is set when grep's byte reading (C
+		// locale) can differ from Go's UTF-8 one: the pattern can match
+		// a non-ASCII character ('.', a negated bracket, \W, \S), or
+		// holds a byte >= 0x80 and was then read widened (each byte the
+		// rune of its value: Go and Tree are that reading). Lines holding
+		// a byte >= 0x80 are then matched widened (scan.NewBytewise), and
+		// the index narrows by Tree's literals turned back into bytes.
+		Bytewise bool
 	}
 	// All matches every line.
 	All struct{}

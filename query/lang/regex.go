@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/internal/grepsyntax"
+	"github.com/logdex/logdex/query/internal/scan"
 )
 
 // Syntax is how a Regex's expression reads.
@@ -91,9 +92,7 @@ func translateList(texts []string, syn Syntax, fold bool) (results []grepsyntax.
 // it can match a non-ASCII character (lines holding a byte >= 0x80 are
 // matched widened; its expression is the same either way, being ASCII).
 func setWide(n *Regex, wide bool) {
-	if wide || matchesNonASCII(n.Tree) {
-		n.WideGo, n.WideTree = n.Go, n.Tree
-	}
+	n.Bytewise = wide || matchesNonASCII(n.Tree)
 }
 
 func hasHighByte(s string) bool {
@@ -140,13 +139,7 @@ func matchesNonASCII(re *syntax.Regexp) bool {
 
 // widen makes every byte of s the rune of its value (Latin-1 read as
 // UTF-8): the pattern grep in the C locale reads.
-func widen(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		b.WriteRune(rune(s[i]))
-	}
-	return b.String()
-}
+func widen(s string) string { return string(scan.Widen(nil, []byte(s))) }
 
 func grepSyntax(syn Syntax) grepsyntax.Syntax {
 	if syn == SyntaxBRE {
@@ -369,14 +362,22 @@ func Whole(n Node, words bool) (Node, error) {
 		switch {
 		case n.Syntax == SyntaxRE2:
 			return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to --re2")
-		case strings.Contains(n.Expr, `\<`) || strings.Contains(n.Expr, `\>`):
+		case n.WordEdges():
 			// Their translation may take a character of the line next to
 			// the pattern, which the wrapper's own test then misses.
 			return nil, &ParseError{Msg: `unsupported: \< or \> with -w or -x`, Pos: min(strings.Index(n.Expr+`\<`, `\<`), strings.Index(n.Expr+`\>`, `\>`))}
 		}
-		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, n.WideGo != "" && n.WideGo == n.Go && hasHighByte(n.Expr), words)
+		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, hasHighByte(n.Expr), words)
 	}
 	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
+}
+
+// WordEdges reports whether a grep pattern holds \< or \>, which its
+// translation may turn into a character of the line next to the match:
+// the lines it selects are right, the extent of its matches not (-o, -w,
+// -x need them).
+func (n *Regex) WordEdges() bool {
+	return n.Syntax != SyntaxRE2 && (strings.Contains(n.Expr, `\<`) || strings.Contains(n.Expr, `\>`))
 }
 
 // wholeRegex is the Regex of Go expression g (of pattern expr) restricted

@@ -11,31 +11,25 @@ import (
 // bytes, and '.', a negated bracket, \W or \S match one byte, where Go's
 // regexp reads UTF-8 and matches a whole character. A line holding only
 // ASCII reads the same both ways; any other line is widened byte by byte
-// (each byte the rune of the same value, U+0000..U+00FF, in UTF-8) and
-// matched by the pattern widened the same way, whose '.' then matches
-// exactly one of the line's bytes.
+// (each byte the rune of the same value, U+0000..U+00FF, in UTF-8), and
+// then '.' matches exactly one of the line's bytes. The pattern is the
+// same either way (its own bytes >= 0x80, if any, widened already).
 
-// bytewise matches ASCII lines with the UTF-8 matcher and the others,
-// widened, with the byte-wise regexp.
+// bytewise matches ASCII lines as they are and the others widened, with
+// one matcher (its lazy DFA: a widened line is valid UTF-8).
 type bytewise struct {
-	ascii Matcher
-	wide  Matcher   // (its lazy DFA: a widened line is valid UTF-8)
-	bufs  sync.Pool // *[]byte, for widened lines
+	m    Matcher
+	bufs sync.Pool // *[]byte, for widened lines
 }
 
-// NewBytewise returns a Matcher that answers as grep in the C locale:
-// expr is the pattern's Go expression read as UTF-8 (the fast path, for
-// ASCII lines), wideExpr the same pattern read byte by byte (Widen).
-func NewBytewise(expr, wideExpr string) (Matcher, error) {
-	ascii, err := NewRegexp(expr, false)
+// NewBytewise returns a Matcher of Go expression expr that answers as grep
+// in the C locale.
+func NewBytewise(expr string) (Matcher, error) {
+	re, err := NewRegexp(expr, false)
 	if err != nil {
 		return nil, err
 	}
-	wide, err := NewRegexp(wideExpr, false)
-	if err != nil {
-		return nil, err
-	}
-	m := &bytewise{ascii: ascii, wide: wide}
+	m := &bytewise{m: re}
 	m.bufs.New = func() any { return new([]byte) }
 	return m, nil
 }
@@ -101,25 +95,25 @@ func nonASCII(b []byte) int {
 func (m *bytewise) wideMatch(line []byte) bool {
 	bp := m.bufs.Get().(*[]byte)
 	*bp = Widen((*bp)[:0], line)
-	ok := m.wide.Match(*bp)
+	ok := m.m.Match(*bp)
 	m.bufs.Put(bp)
 	return ok
 }
 
 func (m *bytewise) Match(line []byte) bool {
 	if nonASCII(line) < 0 {
-		return m.ascii.Match(line)
+		return m.m.Match(line)
 	}
 	return m.wideMatch(line)
 }
 
 func (m *bytewise) AppendMatches(dst [][2]int, line []byte) [][2]int {
 	if nonASCII(line) < 0 {
-		return m.ascii.AppendMatches(dst, line)
+		return m.m.AppendMatches(dst, line)
 	}
 	wide, at := WidenMap(line)
 	n := len(dst)
-	dst = m.wide.AppendMatches(dst, wide)
+	dst = m.m.AppendMatches(dst, wide)
 	for i := n; i < len(dst); i++ {
 		dst[i] = [2]int{at[dst[i][0]], at[dst[i][1]]}
 	}
@@ -159,7 +153,7 @@ func (m *bytewise) ScanLines(buf []byte, fn func(start, end int) bool) {
 		}
 		return true
 	}
-	m.ascii.ScanLines(buf, func(s, e int) bool {
+	m.m.ScanLines(buf, func(s, e int) bool {
 		if !wideUpTo(s) {
 			return false
 		}

@@ -19,7 +19,7 @@ func BenchmarkBytewiseCount(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bw, err := NewBytewise(expr, string(Widen(nil, []byte(expr))))
+	bw, err := NewBytewise(expr)
 	if err != nil {
 		b.Fatal(err)
 	}
