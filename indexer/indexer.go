@@ -23,7 +23,6 @@ import (
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultSegmentBytes is the raw log bytes a segment covers at most. It
@@ -140,29 +139,20 @@ func RootsKey(roots []string) (string, error) {
 // lock takes the index directory's exclusive lock for the whole run: two
 // indexers must not publish over each other. Readers take no lock.
 func lock(ctx context.Context, dir string, log zerolog.Logger) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	// Waited for by polling, not a blocking flock: a wait ends when ctx
-	// does (serve shutting down while a long run of another process holds
-	// the lock).
+	// Waited for by polling tryLock, not a blocking flock: a wait ends
+	// when ctx does (serve shutting down while a long run of another
+	// process holds the lock).
 	wait := 5 * time.Millisecond
 	for logged := false; ; logged = true {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
+		release, ok, err := tryLock(filepath.Join(dir, "LOCK"))
+		if ok || err != nil {
+			return release, err
 		}
 		if !logged {
 			log.Info().Str("dir", dir).Msg("waiting for another indexer to finish")
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}

@@ -353,7 +353,8 @@ func (s *Server) fileLines(w http.ResponseWriter, r *http.Request, sn *snapshot,
 }
 
 // maxLinesBytes bounds the line text of one ?line= answer (each line is
-// cut at maxLineBytes too); past it the answer ends early, at "last".
+// cut at maxLineBytes too); past it the lines furthest from the one asked
+// for are left out.
 const maxLinesBytes = 8 << 20
 
 // errEnough stops reading lines once an answer holds enough.
