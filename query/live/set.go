@@ -301,19 +301,18 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A symlink in the file's place is not followed (os.Root would, to a
-	// target beneath the root): grep -r does not read it either.
-	if fi, lerr := dir.Lstat(name); lerr == nil && !fi.Mode().IsRegular() {
-		return &Handle{stale: ErrNotFile}, nil
-	}
+	// A symlink in the file's place is not followed (grep -r does not read
+	// it either): logfile.Open refuses one; when the open fails, what is
+	// there says why (a symlink leading out of the root, or nowhere, is
+	// not a file; nothing there is a deletion).
 	fh, st, err := logfile.Open(dir, name, true)
-	if errors.Is(err, os.ErrNotExist) {
-		return &Handle{stale: ErrDeleted}, nil
-	}
-	if errors.Is(err, syscall.ELOOP) || errors.Is(err, logfile.ErrNotRegular) {
-		return &Handle{stale: ErrNotFile}, nil
-	}
 	if err != nil {
+		switch fi, lerr := dir.Lstat(name); {
+		case lerr == nil && !fi.Mode().IsRegular(), errors.Is(err, syscall.ELOOP), errors.Is(err, logfile.ErrNotRegular):
+			return &Handle{stale: ErrNotFile}, nil
+		case errors.Is(err, os.ErrNotExist):
+			return &Handle{stale: ErrDeleted}, nil
+		}
 		return nil, err
 	}
 	h := &Handle{f: fh, size: st.Size()}
