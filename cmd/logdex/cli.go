@@ -101,9 +101,6 @@ func (e *env) run(args []string) int {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	if c, ok := w.(clearingWriter); ok {
-		w = c.w
-	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -114,10 +111,16 @@ func isTerminal(w io.Writer) bool {
 
 // newLogger logs to w: human-readable on a terminal, JSON otherwise.
 func newLogger(w io.Writer, level zerolog.Level) zerolog.Logger {
+	return newLoggerTo(w, isTerminal(w), level)
+}
+
+// newLoggerTo logs to w, human-readable when term (w writes to a
+// terminal), JSON otherwise.
+func newLoggerTo(w io.Writer, term bool, level zerolog.Level) zerolog.Logger {
 	if l, err := zerolog.ParseLevel(os.Getenv("LOGDEX_LOG_LEVEL")); err == nil && l != zerolog.NoLevel {
 		level = l
 	}
-	if isTerminal(w) {
+	if term {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()

@@ -82,7 +82,7 @@ func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress 
 	// during the run) clears it first, and so does the end of the run,
 	// whatever its outcome (an error, Ctrl-C).
 	var drawn atomic.Bool
-	opt.Logger = newLogger(clearingWriter{e.stderr, &drawn}, level)
+	opt.Logger = newLoggerTo(clearingWriter{e.stderr, &drawn}, isTerminal(e.stderr), level)
 	opt.MergesWritten = mergePause(opt.Logger)
 	if opt.Location == nil {
 		opt.Location = e.tz
