@@ -155,11 +155,11 @@ func (s *Segment) WalkLines(si int, from uint32, fn func(line uint32, off, lengt
 	}
 	d := Decbuf{B: lens}
 	for k := from % GroupSize; k > 0; k-- {
-		if n := d.Uvarint(); n > uint64(sp.EndOffset-off) {
+		n := d.Uvarint()
+		if n > uint64(sp.EndOffset-off) {
 			return s.damaged(s.corrupt("line lengths", int64(s.lens.off+pos), "line %d does not fit its span", sp.FirstLine+from))
-		} else {
-			off += int64(n)
 		}
+		off += int64(n)
 	}
 	for rel := from; rel < sp.NumLines; rel++ {
 		n := int64(d.Uvarint())
