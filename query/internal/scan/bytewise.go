@@ -136,6 +136,10 @@ func nextWide(buf []byte, pos int) (start, end int) {
 // the widened one, in line order.
 func (m *bytewise) ScanLines(buf []byte, fn func(start, end int) bool) {
 	ws, we := nextWide(buf, 0)
+	if ws < 0 {
+		m.m.ScanLines(buf, fn) // all ASCII: read the same both ways
+		return
+	}
 	stopped := false
 	// wideUpTo reports the lines with a byte >= 0x80 that start before
 	// limit and match widened.
@@ -172,6 +176,9 @@ func (m *bytewise) ScanLines(buf []byte, fn func(start, end int) bool) {
 }
 
 func (m *bytewise) CountLines(buf []byte) int {
+	if IsASCII(buf) {
+		return m.m.CountLines(buf) // its counting path, with no callback
+	}
 	n := 0
 	m.ScanLines(buf, func(int, int) bool { n++; return true })
 	return n
