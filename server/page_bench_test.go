@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 // without the noise of a load generator on the same cores. It runs only
 // when LOGDEX_BENCH_INDEX names an index directory (one made by
 // `logdex-bench`, say); LOGDEX_BENCH_Q gives the query (default mallory),
-// LOGDEX_BENCH_LIMIT the page size (default 100; 1 shows the fixed cost).
+// LOGDEX_BENCH_LIMIT the page size (default 100; 1 shows the fixed cost),
+// LOGDEX_BENCH_BUDGET the server's TotalBudget in bytes (default its own).
 //
 //	LOGDEX_BENCH_INDEX=~/.cache/logdex-bench/index-1024mb-seed1 \
 //	  go test ./server -run '^$' -bench UncachedPage -benchmem
@@ -31,7 +33,8 @@ func BenchmarkUncachedPage(b *testing.B) {
 	if q == "" {
 		q = "mallory"
 	}
-	s, err := New(Options{IndexDir: dir, CacheTTL: 0, Logger: zerolog.Nop()})
+	tb, _ := strconv.ParseInt(os.Getenv("LOGDEX_BENCH_BUDGET"), 10, 64)
+	s, err := New(Options{IndexDir: dir, CacheTTL: 0, Logger: zerolog.Nop(), TotalBudget: tb})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func BenchmarkUncachedPage(b *testing.B) {
 	h := s.Handler()
 	get := func() int {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost"+target, nil))
 		if w.Code != http.StatusOK {
 			b.Fatalf("%s: %d %s", target, w.Code, w.Body)
 		}
