@@ -59,7 +59,8 @@ type searchFlags struct {
 	words, lines, only                                 bool
 	withFilename, noFilename                           bool
 	recursive, dereference, lineNumbers                bool
-	patterns                                           stringsFlag
+	patterns, patternFiles                             stringsFlag
+	color                                              colorFlag
 	before, after, context, limit, maxCount            int
 	index                                              string
 	since, until, sort                                 string
@@ -78,6 +79,10 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
 	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
+	fs.Var(&sf.patternFiles, "f", "read patterns from `FILE`, one per line (repeatable; - is standard input; grep -f)")
+	fs.Var(&sf.patternFiles, "file", "same as -f `FILE`")
+	fs.Var(&sf.color, "color", "colour matches, file names, line numbers and separators as grep does: `WHEN` is never, always or auto (on a terminal; --color alone); GREP_COLORS is read")
+	fs.Var(&sf.color, "colour", "same as --color=`WHEN`")
 	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
 	fs.BoolVar(&sf.only, "o", false, "print only the matched parts of lines, each on its own line (grep -o; with -F, -E, -G)")
 	fs.BoolVar(&sf.words, "w", false, "match whole words only (grep -w; with -F, -E, -G)")
@@ -144,7 +149,37 @@ func (e *env) search(args []string) int {
 	if err != nil {
 		return 2
 	}
-	if len(sf.patterns) == 0 {
+	if err := sf.color.check(); err != nil {
+		fmt.Fprintln(e.stderr, "logdex:", err)
+		return 2
+	}
+	var origins []string // where each pattern of a -f FILE came from (FILE:LINE)
+	if len(sf.patternFiles) > 0 {
+		origins = make([]string, len(sf.patterns))
+		for _, name := range sf.patternFiles {
+			ps, err := readPatternFile(name, e.stdin)
+			if err != nil {
+				fmt.Fprintln(e.stderr, "logdex:", err)
+				return 2
+			}
+			for i, p := range ps {
+				sf.patterns = append(sf.patterns, p)
+				origins = append(origins, fmt.Sprintf("%s:%d", name, i+1))
+			}
+		}
+		if len(sf.patterns) == 0 {
+			// No pattern at all (grep -f /dev/null): no line matches, and
+			// with -v every line does, as the empty pattern finds them.
+			if !sf.invert && (!sf.filesWithout || sf.quiet) {
+				return 1 // (grep reads nothing either)
+			}
+			if !sf.invert {
+				sf.maxCount = 0 // -L: every file, none read
+			}
+			sf.patterns, sf.invert = stringsFlag{""}, false
+			sf.fixed, sf.extended, sf.basic, sf.re2, sf.words, sf.lines = true, false, false, false, false, false
+		}
+	} else if len(sf.patterns) == 0 {
 		if len(pos) == 0 {
 			fs.Usage()
 			return 2
@@ -208,9 +243,13 @@ func (e *env) search(args []string) int {
 	}
 	q, err := query.CompileGrep(sf.patterns, mode, fold, query.GrepFlags{Invert: sf.invert, Words: sf.words, Lines: sf.lines})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "logdex: %v\n", err)
 		var pe *lang.ParseError
-		if errors.As(err, &pe) && pe.Pattern < len(sf.patterns) && !strings.Contains(sf.patterns[pe.Pattern], "\n") {
+		if errors.As(err, &pe) && pe.Pattern < len(origins) && origins[pe.Pattern] != "" {
+			fmt.Fprintf(e.stderr, "logdex: %s: %v\n", origins[pe.Pattern], err) // as grep: FILE:LINE
+		} else {
+			fmt.Fprintf(e.stderr, "logdex: %v\n", err)
+		}
+		if pe != nil && pe.Pattern < len(sf.patterns) && !strings.Contains(sf.patterns[pe.Pattern], "\n") {
 			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[pe.Pattern], pe.Pos, "")
 		}
 		return 2
@@ -260,6 +299,10 @@ func (e *env) search(args []string) int {
 	defer out.Flush()
 	ix := searcher.Index()
 	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+	if sf.color.on(isTerminal(e.stdout)) {
+		pr.color, pr.invert = newPalette(os.Getenv("GREP_COLORS")), sf.invert
+		pr.marks = matchMarks(q, sf.patterns, mode, fold, sf.words)
+	}
 	if sf.follow {
 		sayMissing()
 		return e.follow(ctx, oi, q, pr, sf.noUpdate)
@@ -283,8 +326,7 @@ func (e *env) search(args []string) int {
 		opt.Order = query.OrderPath
 		opt.PerFile = func(f *query.File, n int64) error {
 			if (n > 0) == sf.filesWith {
-				out.WriteString(f.Path)
-				return out.WriteByte('\n')
+				return pr.name(f.Path, '\n')
 			}
 			return nil
 		}
@@ -293,8 +335,7 @@ func (e *env) search(args []string) int {
 		var num []byte
 		opt.PerFile = func(f *query.File, n int64) error {
 			if withPath {
-				out.WriteString(f.Path)
-				out.WriteByte(':')
+				pr.name(f.Path, ':')
 			}
 			num = strconv.AppendInt(num[:0], n, 10)
 			num = append(num, '\n')
@@ -586,11 +627,91 @@ type printer struct {
 	parts  func(dst [][2]int, line []byte) [][2]int
 	rs     [][2]int
 	invert bool
+
+	// color, when on, colours the output as grep --color does; marks
+	// gives the ranges of a matching line it colours (nil: none).
+	color *palette
+	marks func(dst [][2]int, line []byte) [][2]int
+	ms    [][2]int
+	cb    []byte
+}
+
+// matches is what of a printed line is coloured as matched: the marks of
+// a line that matches the patterns (a selected line, or with -v a
+// context line); with -o, the line is one matched part.
+func (p *printer) matches(sep byte, text []byte) [][2]int {
+	switch {
+	case p.parts != nil:
+		p.ms = append(p.ms[:0], [2]int{0, len(text)})
+	case p.marks != nil && (sep == ':') != p.invert:
+		p.ms = p.marks(p.ms[:0], text)
+	default:
+		p.ms = p.ms[:0]
+	}
+	return p.ms
+}
+
+// colorLine is line in grep's colours, the ranges ms of text marked.
+func (p *printer) colorLine(path string, no int64, sep byte, text []byte, ms [][2]int) error {
+	c, b := p.color, p.cb[:0]
+	if p.withPath {
+		b = c.paint(b, c.file, []byte(path))
+		b = c.paint(b, c.sep, []byte{sep})
+	}
+	b = c.paint(b, c.lineNo, strconv.AppendInt(nil, no, 10))
+	b = c.paint(b, c.sep, []byte{sep})
+	sgr := c.match
+	if sep != ':' {
+		sgr = c.contextMatch
+	}
+	at := 0
+	for _, m := range ms {
+		if m[0] < at || m[1] <= m[0] || m[1] > len(text) {
+			continue // (empty matches are not coloured, as in grep)
+		}
+		b = append(b, text[at:m[0]]...)
+		b = c.paint(b, sgr, text[m[0]:m[1]])
+		at = m[1]
+	}
+	b = append(append(b, text[at:]...), '\n')
+	p.cb = b
+	_, err := p.w.Write(b)
+	return err
+}
+
+// groupSep writes the "--" between groups of context.
+func (p *printer) groupSep() {
+	if p.color != nil {
+		p.w.Write(p.color.paint(p.cb[:0], p.color.sep, []byte("--")))
+		p.w.WriteByte('\n')
+		return
+	}
+	p.w.WriteString("--\n")
+}
+
+// name writes a file name and then end (grep -c's ':', -l's newline).
+func (p *printer) name(path string, end byte) error {
+	if p.color == nil {
+		p.w.WriteString(path)
+		return p.w.WriteByte(end)
+	}
+	b := p.color.paint(p.cb[:0], p.color.file, []byte(path))
+	if end == '\n' {
+		b = append(b, end)
+	} else {
+		b = p.color.paint(b, p.color.sep, []byte{end})
+	}
+	p.cb = b
+	_, err := p.w.Write(b)
+	return err
 }
 
 // line prints one line; the error is the output's (bufio keeps the first:
 // a search stops at it, as grep does at a write error).
 func (p *printer) line(path string, no int64, sep byte, text []byte) error {
+	if p.color != nil {
+		return p.colorLine(path, no, sep, text, p.matches(sep, text))
+	}
 	if p.withPath {
 		p.w.WriteString(path)
 		p.w.WriteByte(sep)
@@ -679,7 +800,7 @@ func (p *printer) flushContext() error {
 			j++
 		}
 		if p.printed {
-			p.w.WriteString("--\n")
+			p.groupSep()
 		}
 		p.printed = true
 		err := p.s.ReadLines(p.ctx, f, from, to, func(l query.Line) error {
@@ -739,4 +860,72 @@ func timeRange(since, until string, timedOnly bool, loc *time.Location) (*query.
 		return nil, errors.New("--since must be before --until")
 	}
 	return tr, nil
+}
+
+// readPatternFile reads grep -f's FILE ("-": stdin): a pattern a line,
+// the last newline ending the last pattern; an empty file holds none.
+func readPatternFile(name string, stdin io.Reader) ([]string, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: No such file or directory", name)
+		}
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
+}
+
+// matchMarks gives what --color marks in a matching line: what grep -o
+// would print of it (the parts that form whole words, with -w), or in the
+// query language what the UI highlights; nil when the patterns have no
+// such parts (\< or \>), and then only names and numbers are coloured.
+func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
+	if mode == lang.ModeQuery {
+		return q.AppendHighlights
+	}
+	if words {
+		// grep -w's matches: the patterns' parts bounded by non-word
+		// bytes (grep also retries a shorter match where the longest is
+		// not a word; such lines are marked less).
+		plain, err := query.CompileGrep(patterns, mode, fold, query.GrepFlags{})
+		if err != nil {
+			return nil
+		}
+		parts, err := plain.OnlyMatching()
+		if err != nil {
+			return nil
+		}
+		return func(dst [][2]int, line []byte) [][2]int {
+			n := len(dst)
+			dst = parts(dst, line)
+			kept := dst[:n]
+			for _, r := range dst[n:] {
+				if (r[0] == 0 || !isWordByte(line[r[0]-1])) && (r[1] == len(line) || !isWordByte(line[r[1]])) {
+					kept = append(kept, r)
+				}
+			}
+			return kept
+		}
+	}
+	parts, err := q.OnlyMatching()
+	if err != nil {
+		return nil
+	}
+	return parts
+}
+
+// isWordByte reports whether c is a word constituent for grep -w in the C
+// locale: a letter, digit or '_'.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

@@ -43,17 +43,24 @@ func logdex(t *testing.T, dir string, args ...string) (string, string, int) {
 // then line number, as logdex prints them.
 func grep(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
+	out, code := rawGrep(t, dir, args...)
+	return sortGrep(out), code
+}
+
+// rawGrep is grep's output (C locale, run from dir) as it is, and its
+// exit status.
+func rawGrep(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command("grep", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.Output()
-	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+		return string(out), ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return sortGrep(string(out)), code
+	return string(out), 0
 }
 
 // sortGrep orders PATH:LINE:TEXT (or PATH:COUNT) lines by path then
@@ -165,6 +172,19 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"a file and a missing PATH", []string{"search", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rn", "-F", "GET", "logs/nginx/access.log", "nope"}},
 		{"a file and a missing PATH, -c", []string{"search", "-c", "-F", "GET", "logs/nginx/access.log", "nope"}, []string{"-rc", "-F", "GET", "logs/nginx/access.log", "nope"}},
 		{"quiet, a match and a missing PATH", []string{"search", "-q", "-F", "ERROR", "nope", "logs"}, []string{"-rq", "-F", "ERROR", "nope", "logs"}},
+		{"patterns from a file", []string{"search", "-F", "-f", "pats.txt", "logs"}, []string{"-rn", "-F", "-f", "pats.txt", "logs"}},
+		{"patterns from a file and -e", []string{"search", "-E", "--file=pats-re.txt", "-e", "WARN", "logs"}, []string{"-rn", "-E", "--file=pats-re.txt", "-e", "WARN", "logs"}},
+		{"patterns from two files, words", []string{"search", "-wF", "-f", "pats.txt", "-fpats-re.txt", "logs"}, []string{"-rnw", "-F", "-f", "pats.txt", "-fpats-re.txt", "logs"}},
+		{"an empty pattern file", []string{"search", "-c", "-f", "empty.txt", "logs"}, []string{"-rc", "-f", "empty.txt", "logs"}},
+		{"an empty pattern file, inverted", []string{"search", "-vc", "-f", "empty.txt", "logs/app"}, []string{"-rvc", "-f", "empty.txt", "logs/app"}},
+		{"an empty pattern file, files without", []string{"search", "-L", "-f", "empty.txt", "logs/app"}, []string{"-rL", "-f", "empty.txt", "logs/app"}},
+		{"a pattern file with an empty line", []string{"search", "-cF", "-f", "blank.txt", "logs/app"}, []string{"-rc", "-F", "-f", "blank.txt", "logs/app"}},
+		{"a missing pattern file", []string{"search", "-F", "-f", "nope.txt", "logs"}, []string{"-rn", "-F", "-f", "nope.txt", "logs"}},
+	}
+	for name, text := range map[string]string{"pats.txt": "ERROR\nGET /api\n", "pats-re.txt": "time(out)?\nuser=[a-z]+", "empty.txt": "", "blank.txt": "zzz\n\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
