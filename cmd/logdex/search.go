@@ -189,8 +189,10 @@ func (e *env) search(args []string) int {
 	if sf.maxCount == 0 && (!sf.filesWithout || sf.quiet) {
 		return 1 // grep -m 0: no line is read, none matches (patterns and PATHs not looked at)
 	}
-	if sf.only && (sf.words || sf.lines) {
-		fmt.Fprintln(e.stderr, "logdex: -o does not combine with -w or -x")
+	if sf.only && sf.words {
+		// grep -ow retries a shorter match where the longest is not a
+		// word, which the parts' regexp cannot.
+		fmt.Fprintln(e.stderr, "logdex: -o does not combine with -w")
 		return 2
 	}
 	if sf.maxCount > 0 && (sf.limit > 0 || sf.sort != "path") {

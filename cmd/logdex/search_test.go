@@ -166,6 +166,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"only matching", []string{"search", "-o", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}, []string{"-rno", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}},
 		{"only matching, longest of several literals", []string{"search", "-oF", "-e", "GET", "-e", "GET /api", "logs"}, []string{"-rno", "-F", "-e", "GET", "-e", "GET /api", "logs"}},
 		{"only matching, inverted", []string{"search", "-ov", "-F", "ERROR", "logs/app"}, []string{"-rnov", "-F", "ERROR", "logs/app"}},
+		{"only matching, whole lines", []string{"search", "-ox", "-E", "-e", "[^ ]*", "-e", ".*ERROR.*", "logs"}, []string{"-rnox", "-E", "-e", "[^ ]*", "-e", ".*ERROR.*", "logs"}},
+		{"only matching, whole lines, inverted", []string{"search", "-oxv", "-F", "", "logs/app"}, []string{"-rnoxv", "-F", "", "logs/app"}},
 		{"only matching, counted", []string{"search", "-oc", "-E", "[0-9]+", "logs/app"}, []string{"-rnoc", "-E", "[0-9]+", "logs/app"}},
 		{"a missing PATH among others", []string{"search", "-F", "ERROR", "logs/app", "nope", "logs/db"}, []string{"-rn", "-F", "ERROR", "logs/app", "nope", "logs/db"}},
 		{"only a missing PATH", []string{"search", "-F", "ERROR", "nope"}, []string{"-rn", "-F", "ERROR", "nope"}},
@@ -399,7 +401,7 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
 		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`} {
-		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}, {"-oE"}, {"-oF"}} {
+		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}, {"-oE"}, {"-oF"}, {"-oxE"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
 			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)
 			if flags[0] == "-cE" {
