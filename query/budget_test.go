@@ -141,3 +141,57 @@ func TestLiteralCountedFromIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPerFile: each file's first N hits, as grep -m gives them, over
+// files cut into several segments (a file's later tasks must not add to
+// its first N) and over files of one segment, which are not read to their
+// end (a file's tasks, run in parallel, each stop at N hits of their own).
+func TestMaxPerFile(t *testing.T) {
+	root := t.TempDir()
+	for f := range 3 {
+		var b strings.Builder
+		for i := range 6000 {
+			fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ file %d worker %d: pool exhausted, retry %d%%7\n", i%60, f, i%13, i)
+			fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: exhausted pool\n", i%60, i%13)
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("app%d.log", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut, whole := testIndex(t, 64<<10, root), testIndex(t, 4<<20, root)
+	for _, c := range []struct {
+		mode   lang.Mode
+		q      string
+		invert bool
+	}{
+		{lang.ModeQuery, "retry", false},
+		{lang.ModeQuery, `"pool exhausted"`, false},
+		{lang.ModeLiteral, "%7", false},
+		{lang.ModeLiteral, "retry", true},
+	} {
+		q, err := CompileGrep([]string{c.q}, c.mode, false, GrepFlags{Invert: c.invert})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, full := search(t, whole, q, Options{})
+		for _, n := range []int64{1, 5, 4000} {
+			var want []gotLine
+			per := map[string]int64{}
+			for _, l := range all {
+				if per[l.path]++; per[l.path] <= n {
+					want = append(want, l)
+				}
+			}
+			for _, s := range []*Searcher{cut, whole} {
+				got, st := search(t, s, q, Options{MaxPerFile: n})
+				if fmt.Sprint(got) != fmt.Sprint(want) || st.Total != int64(len(want)) {
+					t.Fatalf("%s -m %d: %d hits (total %d), want %d", c.q, n, len(got), st.Total, len(want))
+				}
+			}
+			_, st := search(t, whole, q, Options{MaxPerFile: n})
+			if n == 1 && full.Verified+full.Scanned > 0 && st.Verified+st.Scanned >= (full.Verified+full.Scanned)/2 {
+				t.Errorf("%s -m 1 read %d+%d, the whole search %d+%d", c.q, st.Verified, st.Scanned, full.Verified, full.Scanned)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"math"
 	"path"
 	"strings"
 	"sync"
@@ -192,6 +193,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			t.beyond = opt.Limit > 0 && sure >= int64(opt.Limit)
 			if opt.Limit > 0 && !t.beyond {
 				t.need = opt.Limit - int(sure)
+			}
+			if opt.MaxPerFile > 0 && opt.Limit == 0 {
+				t.need = int(min(opt.MaxPerFile, math.MaxInt32)) // each of a file's tasks: its first hits may be the file's
 			}
 			if opt.Limit > 0 && t.kind == taskIDs && t.after == 0 && opt.Time == nil && !limited { // filters may drop sure hits
 				sure += t.sureHits()
@@ -463,7 +467,7 @@ func newCountBudget(opt Options) *countBudget {
 	switch {
 	case opt.PerFile != nil || opt.Histogram != nil:
 		return nil
-	case opt.Limit > 0 && !opt.CountAll:
+	case (opt.Limit > 0 || opt.MaxPerFile > 0) && !opt.CountAll:
 		return &countBudget{}
 	case opt.Limit > 0 && opt.TotalBudget > 0:
 		b := &countBudget{}

@@ -97,6 +97,10 @@ type Options struct {
 	// the index gives without reading are always exact. When it runs
 	// out, Stats.TotalAtLeast says Total is a lower bound. 0: no bound.
 	TotalBudget int64
+	// MaxPerFile, when positive, delivers each file's first MaxPerFile
+	// hits only, and stops reading a file once they are found (grep -m);
+	// Total then counts the hits delivered. Not with Limit or PerFile.
+	MaxPerFile int64
 	// PerFile, when set, is called once for every file in order with its
 	// number of hits (zero included), as grep -c prints them.
 	PerFile func(f *File, n int64) error
@@ -444,8 +448,8 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		}
 		for i := range t.hits {
 			h := &t.hits[i]
-			if h.line <= t.after { // (before the cursor, or before Options.Only's range)
-				continue
+			if h.line <= t.after || opt.MaxPerFile > 0 && curCount >= opt.MaxPerFile {
+				continue // (before the cursor or Options.Only's range; past MaxPerFile)
 			}
 			st.Total++
 			curCount++
@@ -468,6 +472,10 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				return err
 			}
 			delivered.Add(1)
+		}
+		if opt.MaxPerFile > 0 {
+			t.release() // (its lines past the cap were neither read nor counted)
+			continue
 		}
 		if t.partial && !stopped {
 			st.TotalAtLeast = true
