@@ -16,6 +16,73 @@ import (
 // widened, as grep in the C locale reads them. Only -F, -E, -G and
 // --re2 patterns have such matches.
 func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error) {
+	exprs, err := q.onlyExprs()
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile("(?:" + strings.Join(exprs, ")|(?:") + ")")
+	if err != nil {
+		return nil, err
+	}
+	re.Longest() // POSIX's leftmost-longest, as grep
+	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
+		for _, m := range re.FindAllIndex(text, -1) {
+			if m[1] > m[0] {
+				dst = appendPart(dst, m[0], m[1], at)
+			}
+		}
+		return dst
+	}), nil
+}
+
+// WordMatches returns what grep -w marks in a line with --color: the
+// non-empty, non-overlapping matches of the query's patterns (built
+// without -w) that form whole words, each the longest at the leftmost
+// start where one does. grep finds them by retrying shorter matches; a
+// line where such a retry and this longest whole-word match differ (an
+// ambiguous start, as "-foo" for -w '-?foo') may be marked otherwise.
+func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) {
+	exprs, err := q.onlyExprs()
+	if err != nil {
+		return nil, err
+	}
+	const nonWord = `[^0-9A-Za-z_]`
+	inner := "((?:" + strings.Join(exprs, ")|(?:") + "))"
+	// At the line's start, or after a non-word byte; the first search
+	// starts at the line's start, later ones at the byte before the
+	// previous match's end, whose word test that byte needs.
+	first, err := regexp.Compile(`(?:^|` + nonWord + `)` + inner + `(?:` + nonWord + `|$)`)
+	if err != nil {
+		return nil, err
+	}
+	next := regexp.MustCompile(nonWord + inner + `(?:` + nonWord + `|$)`)
+	first.Longest()
+	next.Longest()
+	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
+		for pos := 0; pos <= len(text); {
+			var m []int
+			if pos == 0 {
+				m = first.FindSubmatchIndex(text)
+			} else if m = next.FindSubmatchIndex(text[pos-1:]); m != nil {
+				m[2], m[3] = m[2]+pos-1, m[3]+pos-1
+			}
+			if m == nil {
+				break
+			}
+			if m[3] > m[2] {
+				dst = appendPart(dst, m[2], m[3], at)
+				pos = m[3]
+			} else {
+				pos = m[2] + 1
+			}
+		}
+		return dst
+	}), nil
+}
+
+// onlyExprs are the Go expressions of the query's patterns, for -o and
+// --color.
+func (q *Query) onlyExprs() ([]string, error) {
 	var exprs []string
 	var walk func(n lang.Node) error
 	walk = func(n lang.Node) error {
@@ -44,33 +111,31 @@ func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error)
 		}
 		return nil
 	}
-	if err := walk(q.root); err != nil {
-		return nil, err
-	}
-	re, err := regexp.Compile("(?:" + strings.Join(exprs, ")|(?:") + ")")
-	if err != nil {
-		return nil, err
-	}
-	re.Longest() // POSIX's leftmost-longest, as grep
-	// A line holding a byte >= 0x80 is matched widened (an ASCII pattern
-	// that cannot match such a byte matches the same there); not in
-	// --re2, Go's own syntax, which reads UTF-8.
+	return exprs, walk(q.root)
+}
+
+// widening runs find on a line as grep in the C locale reads it: a line
+// holding a byte >= 0x80 widened (an ASCII pattern that cannot match such
+// a byte matches the same there), with at mapping its offsets back to
+// the line's; not in --re2, Go's own syntax, which reads UTF-8.
+func (q *Query) widening(find func(dst [][2]int, text []byte, at []int) [][2]int) func(dst [][2]int, line []byte) [][2]int {
 	re2 := q.mode == lang.ModeRE2
 	return func(dst [][2]int, line []byte) [][2]int {
-		text, at := line, []int(nil)
 		if !re2 && !scan.IsASCII(line) {
-			text, at = scan.WidenMap(line)
+			text, at := scan.WidenMap(line)
+			return find(dst, text, at)
 		}
-		for _, m := range re.FindAllIndex(text, -1) {
-			if m[1] > m[0] {
-				if at != nil {
-					m[0], m[1] = at[m[0]], at[m[1]]
-				}
-				dst = append(dst, [2]int{m[0], m[1]})
-			}
-		}
-		return dst
-	}, nil
+		return find(dst, line, nil)
+	}
+}
+
+// appendPart appends [a, b) of a line, mapped back through at when the
+// line was widened.
+func appendPart(dst [][2]int, a, b int, at []int) [][2]int {
+	if at != nil {
+		a, b = at[a], at[b]
+	}
+	return append(dst, [2]int{a, b})
 }
 
 var errOnlyQuery = errors.New("-o prints the parts of lines that -F, -E or -G patterns match, not the query language's")

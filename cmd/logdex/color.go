@@ -2,86 +2,115 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
 // colorFlag is --color[=WHEN], as grep reads it: never, always or auto
-// (and grep's synonyms); --color alone is auto. The value is checked after
-// parsing (check), so that a bad one is not called a bad boolean.
-type colorFlag struct{ when string }
+// (and grep's synonyms, in any case); --color alone is auto. The value is
+// checked after parsing (check), so that a bad one is not called a bad
+// boolean.
+type colorFlag struct {
+	when string
+	set  bool
+}
 
-func (c *colorFlag) String() string     { return c.when }
-func (c *colorFlag) IsBoolFlag() bool   { return true } // --color alone, without =WHEN
-func (c *colorFlag) Set(v string) error { c.when = v; return nil }
+func (c *colorFlag) String() string { return c.when }
+
+// IsBoolFlag lets --color go without =WHEN (the flag package then sets
+// "true", which check reads as auto).
+func (c *colorFlag) IsBoolFlag() bool   { return true }
+func (c *colorFlag) Set(v string) error { c.when, c.set = v, true; return nil }
 
 // check normalises grep's synonyms; an unknown WHEN is an error.
 func (c *colorFlag) check() error {
-	switch c.when {
-	case "", "never", "no", "none":
+	switch strings.ToLower(c.when) {
+	case "never", "no", "none":
 		c.when = "never"
 	case "always", "yes", "force":
 		c.when = "always"
-	case "auto", "tty", "if-tty", "true": // "true": --color alone
+	case "auto", "tty", "if-tty", "true":
 		c.when = "auto"
 	default:
+		if !c.set {
+			c.when = "never" // grep's default
+			return nil
+		}
 		return fmt.Errorf("invalid argument %q for --color (valid: always, never, auto)", c.when)
 	}
 	return nil
 }
 
 // on tells whether output is coloured: always, or auto on a terminal
-// whose TERM is not "dumb" (grep's test).
-func (c *colorFlag) on(stdoutIsTerminal bool) bool {
+// whose TERM is set and not "dumb" (grep's test).
+func (c *colorFlag) on(stdoutIsTerminal bool, term string, termSet bool) bool {
 	switch c.when {
 	case "always":
 		return true
 	case "auto":
-		return stdoutIsTerminal && os.Getenv("TERM") != "dumb"
+		return stdoutIsTerminal && termSet && term != "dumb"
 	}
 	return false
 }
 
 // palette holds the SGR sequences grep colours its output with: its
-// defaults, changed by GREP_COLORS as grep reads it (ms, mc, mt, fn, ln,
-// se, ne; sl, cx, rv and bn are not used by logdex and are ignored).
+// defaults, then GREP_COLOR (deprecated, still applied by grep 3.8), then
+// GREP_COLORS (all of its capabilities but bn: there is no -b here).
 type palette struct {
 	match, contextMatch string // ms, mc: matched text of selected and of context lines
+	selected, context   string // sl, cx: the rest of selected and of context lines
+	swapLines           bool   // rv: with -v, sl colours context lines and cx selected ones
 	file, lineNo, sep   string // fn, ln, se
-	el                  string // "\x1b[K" (erase to end of line) unless ne
+	eraseLine           string // "\x1b[K" after each sequence, unless ne
+	// legacy: the deprecated GREP_COLOR still colours matches (grep
+	// warns then).
+	legacy string
 }
 
-func newPalette(grepColors string) *palette {
-	p := &palette{match: "01;31", contextMatch: "01;31", file: "35", lineNo: "32", sep: "36", el: "\x1b[K"}
-	for _, cap := range strings.Split(grepColors, ":") {
-		name, val, hasVal := strings.Cut(cap, "=")
-		if hasVal && !validSGR(val) {
-			continue // grep ignores a capability it cannot use
-		}
-		switch {
-		case name == "ne" && !hasVal:
-			p.el = ""
-		case !hasVal:
-		case name == "mt":
-			p.match, p.contextMatch = val, val
-		case name == "ms":
-			p.match = val
-		case name == "mc":
-			p.contextMatch = val
-		case name == "fn":
-			p.file = val
-		case name == "ln":
-			p.lineNo = val
-		case name == "se":
-			p.sep = val
-		}
+func newPalette(grepColor, grepColors string) *palette {
+	p := &palette{match: "01;31", contextMatch: "01;31", file: "35", lineNo: "32", sep: "36", eraseLine: "\x1b[K"}
+	if grepColor != "" && isSGR(grepColor) {
+		p.match, p.contextMatch = grepColor, grepColor
+	}
+	p.parseGrepColors(grepColors)
+	if grepColor != "" && (p.match == grepColor || p.contextMatch == grepColor) && isSGR(grepColor) {
+		p.legacy = grepColor
 	}
 	return p
 }
 
-// validSGR reports whether v is a list of SGR parameters (digits and ';'):
-// anything else would write arbitrary bytes to the terminal.
-func validSGR(v string) bool {
+// parseGrepColors reads GREP_COLORS as grep does: name=value entries
+// separated by ':', a value of digits and ';' only; at the first entry
+// it cannot read, grep stops and keeps the entries before it.
+func (p *palette) parseGrepColors(s string) {
+	if s == "" {
+		return
+	}
+	colors := map[string]*string{"mt": &p.match, "ms": &p.match, "mc": &p.contextMatch, "sl": &p.selected, "cx": &p.context,
+		"fn": &p.file, "ln": &p.lineNo, "se": &p.sep}
+	for _, entry := range strings.Split(s, ":") {
+		name, val, hasVal := strings.Cut(entry, "=")
+		if hasVal && (name == "" || strings.Contains(val, "=") || !isSGR(val)) {
+			return
+		}
+		if v := colors[name]; v != nil && hasVal {
+			*v = val
+		}
+		// What a capability does besides setting its colour, value or
+		// not (grep calls it either way).
+		switch name {
+		case "mt":
+			p.contextMatch = p.match
+		case "ne":
+			p.eraseLine = ""
+		case "rv":
+			p.swapLines = true
+		}
+	}
+}
+
+// isSGR reports whether v is a list of SGR parameters (digits and ';'):
+// grep takes nothing else, which could write any bytes to the terminal.
+func isSGR(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c != ';' && (c < '0' || c > '9') {
 			return false
@@ -91,11 +120,11 @@ func validSGR(v string) bool {
 }
 
 // paint appends s in the colour sgr (s alone when sgr is empty, as grep).
-func (p *palette) paint(dst []byte, sgr string, s []byte) []byte {
+func paint[T string | []byte](p *palette, dst []byte, sgr string, s T) []byte {
 	if sgr == "" {
 		return append(dst, s...)
 	}
-	dst = append(append(append(append(dst, "\x1b["...), sgr...), 'm'), p.el...)
+	dst = append(append(append(append(dst, "\x1b["...), sgr...), 'm'), p.eraseLine...)
 	dst = append(dst, s...)
-	return append(append(dst, "\x1b[m"...), p.el...)
+	return append(append(dst, "\x1b[m"...), p.eraseLine...)
 }

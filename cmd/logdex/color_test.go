@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,11 +33,22 @@ func TestSearchColorLikeGrep(t *testing.T) {
 		{"-x", "-E", ".*ERROR.*"},
 		{"-E", "x*"}, // empty matches are not coloured
 	}
+	// -w's marks where the longest match is not a word but a later or
+	// shorter one is.
+	words := "x_foo foo-x\nfoo barx foo bar\naaa aa\nfoo_bar foo\nfoofoo foo\ncrlf foo x\r\n"
+	if err := os.WriteFile(filepath.Join(dir, "w.log"), []byte(words), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	perWordFile := [][]string{{"-w", "-E", "foo.*"}, {"-w", "-E", "foo|foo.bar"}, {"-w", "-F", "aa"}, {"-w", "-E", "foo"}, {"-wv", "-C1", "-F", "foo"}}
 	tree := [][]string{{"-c", "-F", "ERROR"}, {"-l", "-F", "ERROR"}, {"-L", "-F", "ERROR"}}
-	for _, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "ms=4:mc=7:ln=:fn="} {
+	for _, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "ms=4:mc=7:ln=:fn=", "ms=abc:fn=34", "ms=1x:ln=33", "=5:fn=34", "fn=34=5:ln=33", "ne=1:fn=33", "ms=4:mt", "sl=1:cx=2:rv:zz=9:ln=34", "sl=1:cx=2", "sl=7:ms=:mc=", "cx=4:rv", "a;b:fn=34"} {
 		t.Setenv("GREP_COLORS", colors)
-		for _, flags := range perFile {
-			args := append(append([]string{"--color=always", "-H"}, flags...), file)
+		for i, flags := range append(perFile, perWordFile...) {
+			f := file
+			if i >= len(perFile) {
+				f = "w.log"
+			}
+			args := append(append([]string{"--color=always", "-H"}, flags...), f)
 			got, stderr, code := logdex(t, dir, append([]string{"search"}, args...)...)
 			want, wcode := rawGrep(t, dir, append([]string{"-n"}, args...)...)
 			if code != wcode || got != want {
@@ -51,6 +64,19 @@ func TestSearchColorLikeGrep(t *testing.T) {
 			}
 		}
 	}
+	// The deprecated GREP_COLOR still colours matches, with a warning,
+	// unless GREP_COLORS says otherwise; WHEN in any case.
+	for _, colors := range []string{"", "fn=34", "mt=7"} {
+		t.Setenv("GREP_COLORS", colors)
+		t.Setenv("GREP_COLOR", "1;32")
+		got, stderr, code := logdex(t, dir, "search", "--color=Always", "-H", "-F", "ERROR", file)
+		want, wcode := rawGrep(t, dir, "-n", "--color=always", "-H", "-F", "ERROR", file)
+		if code != wcode || got != want || strings.Contains(stderr, "deprecated") != (colors != "mt=7") {
+			t.Fatalf("GREP_COLOR with GREP_COLORS=%q: exit %d, grep %d, stderr %q\n%s", colors, code, wcode, stderr, firstDiff(got, want))
+		}
+	}
+	t.Setenv("GREP_COLOR", "")
+
 	// The query language: what the UI highlights.
 	t.Setenv("GREP_COLORS", "")
 	got, _, _ := logdex(t, dir, "search", "--color=always", "-H", "error AND req", file)
@@ -73,4 +99,36 @@ func sortedLines(s string) string {
 	lines := strings.Split(s, "\n")
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// TestColorWhen: auto colours a terminal whose TERM is set and not dumb.
+func TestColorWhen(t *testing.T) {
+	for _, c := range []struct {
+		when          string
+		tty           bool
+		term          string
+		termSet, want bool
+	}{
+		{"always", false, "", false, true},
+		{"never", true, "xterm", true, false},
+		{"auto", true, "xterm", true, true},
+		{"true", true, "xterm", true, true}, // --color alone
+		{"auto", false, "xterm", true, false},
+		{"auto", true, "dumb", true, false},
+		{"auto", true, "", false, false},
+		{"TTY", true, "xterm", true, true},
+	} {
+		f := colorFlag{}
+		f.Set(c.when)
+		if err := f.check(); err != nil || f.on(c.tty, c.term, c.termSet) != c.want {
+			t.Errorf("%+v: %v, on %t", c, err, f.on(c.tty, c.term, c.termSet))
+		}
+	}
+	for _, bad := range []string{"", "sometimes"} {
+		f := colorFlag{}
+		f.Set(bad)
+		if f.check() == nil {
+			t.Errorf("--color=%q accepted", bad)
+		}
+	}
 }

@@ -46,7 +46,7 @@ func pflagFlagSet(sf *searchFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVarP(&sf.fold, "ignore-case", "i", false, "ignore case of ASCII letters in -F and -E patterns")
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVarP(&sf.count, "count", "c", false, "print the number of matching lines of each file")
-	fs.StringArrayVarP((*[]string)(&sf.patterns), "regexp", "e", nil, "a pattern (repeatable; a line matching any is printed)")
+	fs.VarP(pflagPattern{patternFlag{&sf.patterns, false}}, "regexp", "e", "a pattern (repeatable; a line matching any is printed)")
 	fs.BoolVarP(&sf.invert, "invert-match", "v", false, "select the lines that do not match")
 	fs.BoolVarP(&sf.only, "only-matching", "o", false, "print only the matched parts")
 	fs.BoolVarP(&sf.words, "word-regexp", "w", false, "match whole words only")
@@ -488,3 +488,8 @@ func processCPU() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// pflagPattern is -e for pflag (a string array's: each value whole).
+type pflagPattern struct{ patternFlag }
+
+func (pflagPattern) Type() string { return "stringArray" }

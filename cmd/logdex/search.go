@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -59,7 +60,7 @@ type searchFlags struct {
 	words, lines, only                                 bool
 	withFilename, noFilename                           bool
 	recursive, dereference, lineNumbers                bool
-	patterns, patternFiles                             stringsFlag
+	patterns                                           patternArgs
 	color                                              colorFlag
 	before, after, context, limit, maxCount            int
 	index                                              string
@@ -78,9 +79,9 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.fold, "i", false, "ignore case of ASCII letters in -F, -E and -G patterns (all letters with --re2)")
 	fs.BoolVar(&sf.caseSensitive, "case-sensitive", false, "in the query language, match 'literals' and /regexes/ with case")
 	fs.BoolVar(&sf.count, "c", false, "print the number of matching lines of each file")
-	fs.Var(&sf.patterns, "e", "a pattern (repeatable; a line matching any is printed)")
-	fs.Var(&sf.patternFiles, "f", "read patterns from `FILE`, one per line (repeatable; - is standard input; grep -f)")
-	fs.Var(&sf.patternFiles, "file", "same as -f `FILE`")
+	fs.Var(patternFlag{&sf.patterns, false}, "e", "a pattern (repeatable; a line matching any is printed)")
+	fs.Var(patternFlag{&sf.patterns, true}, "f", "read patterns from `FILE`, one per line (repeatable; - is standard input; grep -f)")
+	fs.Var(patternFlag{&sf.patterns, true}, "file", "same as -f `FILE`")
 	fs.Var(&sf.color, "color", "colour matches, file names, line numbers and separators as grep does: `WHEN` is never, always or auto (on a terminal; --color alone); GREP_COLORS is read")
 	fs.Var(&sf.color, "colour", "same as --color=`WHEN`")
 	fs.BoolVar(&sf.invert, "v", false, "select the lines that do not match (grep -v)")
@@ -153,38 +154,29 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
 	}
-	var origins []string // where each pattern of a -f FILE came from (FILE:LINE)
-	if len(sf.patternFiles) > 0 {
-		origins = make([]string, len(sf.patterns))
-		for _, name := range sf.patternFiles {
-			ps, err := readPatternFile(name, e.stdin)
-			if err != nil {
-				fmt.Fprintln(e.stderr, "logdex:", err)
-				return 2
-			}
-			for i, p := range ps {
-				sf.patterns = append(sf.patterns, p)
-				origins = append(origins, fmt.Sprintf("%s:%d", name, i+1))
-			}
-		}
-		if len(sf.patterns) == 0 {
-			// No pattern at all (grep -f /dev/null): no line matches, and
-			// with -v every line does, as the empty pattern finds them.
-			if !sf.invert && (!sf.filesWithout || sf.quiet) {
-				return 1 // (grep reads nothing either)
-			}
-			if !sf.invert {
-				sf.maxCount = 0 // -L: every file, none read
-			}
-			sf.patterns, sf.invert = stringsFlag{""}, false
-			sf.fixed, sf.extended, sf.basic, sf.re2, sf.words, sf.lines = true, false, false, false, false, false
-		}
-	} else if len(sf.patterns) == 0 {
+	if len(sf.patterns) == 0 {
 		if len(pos) == 0 {
 			fs.Usage()
 			return 2
 		}
-		sf.patterns, pos = stringsFlag{pos[0]}, pos[1:]
+		sf.patterns, pos = patternArgs{{text: pos[0]}}, pos[1:]
+	}
+	// -e patterns and -f FILEs' lines in the order given; where each of a
+	// FILE's came from (FILE:LINE), for errors.
+	var patterns, origins []string
+	for _, a := range sf.patterns {
+		if !a.file {
+			patterns, origins = append(patterns, a.text), append(origins, "")
+			continue
+		}
+		ps, err := readPatternFile(a.text, e.stdin)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "logdex:", err)
+			return 2
+		}
+		for i, p := range ps {
+			patterns, origins = append(patterns, p), append(origins, fmt.Sprintf("%s:%d", a.text, i+1))
+		}
 	}
 	if sf.maxCount == 0 && (!sf.filesWithout || sf.quiet) {
 		return 1 // grep -m 0: no line is read, none matches (patterns and PATHs not looked at)
@@ -243,7 +235,20 @@ func (e *env) search(args []string) int {
 	if mode == lang.ModeQuery {
 		fold = !sf.caseSensitive
 	}
-	q, err := query.CompileGrep(sf.patterns, mode, fold, query.GrepFlags{Invert: sf.invert, Words: sf.words, Lines: sf.lines})
+	grepFlags := query.GrepFlags{Invert: sf.invert, Words: sf.words, Lines: sf.lines}
+	compiled, compiledMode := patterns, mode
+	if len(patterns) == 0 {
+		// No pattern at all (grep -f /dev/null): no line matches, and
+		// with -v every line does, as the empty literal finds them.
+		if !sf.invert && (!sf.filesWithout || sf.quiet) {
+			return 1 // (grep reads nothing either)
+		}
+		if !sf.invert {
+			sf.maxCount = 0 // -L: every file, none read
+		}
+		compiled, compiledMode, grepFlags = []string{""}, lang.ModeLiteral, query.GrepFlags{}
+	}
+	q, err := query.CompileGrep(compiled, compiledMode, fold, grepFlags)
 	if err != nil {
 		var pe *lang.ParseError
 		if errors.As(err, &pe) && pe.Pattern < len(origins) && origins[pe.Pattern] != "" {
@@ -251,8 +256,8 @@ func (e *env) search(args []string) int {
 		} else {
 			fmt.Fprintf(e.stderr, "logdex: %v\n", err)
 		}
-		if pe != nil && pe.Pattern < len(sf.patterns) && !strings.Contains(sf.patterns[pe.Pattern], "\n") {
-			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", sf.patterns[pe.Pattern], pe.Pos, "")
+		if pe != nil && pe.Pattern < len(patterns) && !strings.Contains(patterns[pe.Pattern], "\n") {
+			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", patterns[pe.Pattern], pe.Pos, "")
 		}
 		return 2
 	}
@@ -301,9 +306,13 @@ func (e *env) search(args []string) int {
 	defer out.Flush()
 	ix := searcher.Index()
 	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
-	if sf.color.on(isTerminal(e.stdout)) {
-		pr.color, pr.invert = newPalette(os.Getenv("GREP_COLORS")), sf.invert
-		pr.marks = matchMarks(q, sf.patterns, mode, fold, sf.words)
+	term, termSet := os.LookupEnv("TERM")
+	if sf.color.on(isTerminal(e.stdout), term, termSet) {
+		pr.color, pr.invert = newPalette(os.Getenv("GREP_COLOR"), os.Getenv("GREP_COLORS")), sf.invert
+		if l := pr.color.legacy; l != "" {
+			fmt.Fprintf(e.stderr, "logdex: warning: GREP_COLOR='%s' is deprecated; use GREP_COLORS='mt=%s'\n", l, l) // as grep 3.8
+		}
+		pr.marks = matchMarks(q, compiled, compiledMode, fold, grepFlags.Words)
 	}
 	if sf.follow {
 		sayMissing()
@@ -372,19 +381,12 @@ func (e *env) search(args []string) int {
 		perFile := opt.PerFile
 		opt.PerFile = func(f *query.File, _ int64) error { return perFile(f, 0) }
 	case sf.maxCount > 0:
-		// Each file's first maxCount matching lines (grep -m): a file's
-		// hits after them are not passed on, its count is cut there.
+		// Each file's first maxCount matching lines (grep -m): the search
+		// stops reading a file there; a count is cut there.
 		if perFile := opt.PerFile; perFile != nil {
 			opt.PerFile = func(f *query.File, n int64) error { return perFile(f, min(n, int64(sf.maxCount))) }
-		}
-		if each := fn; each != nil {
-			seen := map[*query.File]int{}
-			fn = func(h *query.Hit) error {
-				if seen[h.File]++; seen[h.File] > sf.maxCount {
-					return nil
-				}
-				return each(h)
-			}
+		} else if opt.Limit == 0 {
+			opt.MaxPerFile = int64(sf.maxCount)
 		}
 	}
 	t0 := time.Now()
@@ -632,60 +634,84 @@ type printer struct {
 
 	// color, when on, colours the output as grep --color does; marks
 	// gives the ranges of a matching line it colours (nil: none).
-	color *palette
-	marks func(dst [][2]int, line []byte) [][2]int
-	ms    [][2]int
-	cb    []byte
+	color   *palette
+	marks   func(dst [][2]int, line []byte) [][2]int
+	marked  [][2]int // the current line's (marks' buffer)
+	lineBuf []byte   // the current coloured line
+	numBuf  []byte
 }
 
-// matches is what of a printed line is coloured as matched: the marks of
-// a line that matches the patterns (a selected line, or with -v a
-// context line); with -o, the line is one matched part.
-func (p *printer) matches(sep byte, text []byte) [][2]int {
+// markedRanges is what of a printed line is coloured as matched: the
+// marks of a line that matches the patterns (a selected line, or with -v
+// a context line); with -o, the line is one matched part.
+func (p *printer) markedRanges(sep byte, text []byte) [][2]int {
 	switch {
 	case p.parts != nil:
-		p.ms = append(p.ms[:0], [2]int{0, len(text)})
+		p.marked = append(p.marked[:0], [2]int{0, len(text)})
 	case p.marks != nil && (sep == ':') != p.invert:
-		p.ms = p.marks(p.ms[:0], text)
+		p.marked = p.marks(p.marked[:0], text)
 	default:
-		p.ms = p.ms[:0]
+		p.marked = p.marked[:0]
 	}
-	return p.ms
+	return p.marked
 }
 
-// colorLine is line in grep's colours, the ranges ms of text marked.
-func (p *printer) colorLine(path string, no int64, sep byte, text []byte, ms [][2]int) error {
-	c, b := p.color, p.cb[:0]
+// colorLine prints a line as line does, in grep's colours, the ranges
+// marked of its text in the colour of matches.
+func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked [][2]int) error {
+	c, b := p.color, p.lineBuf[:0]
+	seps := [...]byte{sep}
 	if p.withPath {
-		b = c.paint(b, c.file, []byte(path))
-		b = c.paint(b, c.sep, []byte{sep})
+		b = paint(c, b, c.file, path)
+		b = paint(c, b, c.sep, seps[:])
 	}
-	b = c.paint(b, c.lineNo, strconv.AppendInt(nil, no, 10))
-	b = c.paint(b, c.sep, []byte{sep})
-	sgr := c.match
-	if sep != ':' {
-		sgr = c.contextMatch
+	p.numBuf = strconv.AppendInt(p.numBuf[:0], no, 10)
+	b = paint(c, b, c.lineNo, p.numBuf)
+	b = paint(c, b, c.sep, seps[:])
+	// As grep's print_line: the line's colour goes before the text ahead
+	// of each match and on the text after the last (a final '\r' left
+	// out); -o's parts have none.
+	selected := sep == ':'
+	matchColor, lineColor := c.match, c.selected
+	if !selected {
+		matchColor = c.contextMatch
+	}
+	if selected == (p.invert && c.swapLines) {
+		lineColor = c.context
+	}
+	if p.parts != nil {
+		lineColor = ""
 	}
 	at := 0
-	for _, m := range ms {
-		if m[0] < at || m[1] <= m[0] || m[1] > len(text) {
-			continue // (empty matches are not coloured, as in grep)
+	if matchColor != "" {
+		for _, m := range marked {
+			if m[0] < at || m[1] <= m[0] || m[1] > len(text) {
+				continue // (empty matches are not coloured, as in grep)
+			}
+			if lineColor != "" {
+				b = append(append(append(append(b, "\x1b["...), lineColor...), 'm'), c.eraseLine...)
+			}
+			b = append(b, text[at:m[0]]...)
+			b = paint(c, b, matchColor, text[m[0]:m[1]])
+			at = m[1]
 		}
-		b = append(b, text[at:m[0]]...)
-		b = c.paint(b, sgr, text[m[0]:m[1]])
-		at = m[1]
+	}
+	if tail := bytes.TrimSuffix(text[at:], []byte{'\r'}); lineColor != "" && len(tail) > 0 {
+		b = paint(c, b, lineColor, tail)
+		at += len(tail)
 	}
 	b = append(append(b, text[at:]...), '\n')
-	p.cb = b
+	p.lineBuf = b
 	_, err := p.w.Write(b)
 	return err
 }
 
-// groupSep writes the "--" between groups of context.
+// groupSep writes the "--" between groups of context (an output error
+// stays in p.w for the next line's write to return).
 func (p *printer) groupSep() {
 	if p.color != nil {
-		p.w.Write(p.color.paint(p.cb[:0], p.color.sep, []byte("--")))
-		p.w.WriteByte('\n')
+		p.lineBuf = append(paint(p.color, p.lineBuf[:0], p.color.sep, "--"), '\n')
+		p.w.Write(p.lineBuf)
 		return
 	}
 	p.w.WriteString("--\n")
@@ -697,13 +723,14 @@ func (p *printer) name(path string, end byte) error {
 		p.w.WriteString(path)
 		return p.w.WriteByte(end)
 	}
-	b := p.color.paint(p.cb[:0], p.color.file, []byte(path))
+	b := paint(p.color, p.lineBuf[:0], p.color.file, path)
 	if end == '\n' {
 		b = append(b, end)
 	} else {
-		b = p.color.paint(b, p.color.sep, []byte{end})
+		ends := [...]byte{end}
+		b = paint(p.color, b, p.color.sep, ends[:])
 	}
-	p.cb = b
+	p.lineBuf = b
 	_, err := p.w.Write(b)
 	return err
 }
@@ -712,7 +739,7 @@ func (p *printer) name(path string, end byte) error {
 // a search stops at it, as grep does at a write error).
 func (p *printer) line(path string, no int64, sep byte, text []byte) error {
 	if p.color != nil {
-		return p.colorLine(path, no, sep, text, p.matches(sep, text))
+		return p.colorLine(path, no, sep, text, p.markedRanges(sep, text))
 	}
 	if p.withPath {
 		p.w.WriteString(path)
@@ -874,60 +901,68 @@ func readPatternFile(name string, stdin io.Reader) ([]string, error) {
 	} else {
 		b, err = os.ReadFile(name)
 	}
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: No such file or directory", name)
-		}
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: No such file or directory", name) // as grep says it
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("%s: %v", name, pe.Err)
+	case err != nil:
 		return nil, err
-	}
-	if len(b) == 0 {
+	case len(b) == 0:
 		return nil, nil
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
 }
 
+// patternArgs are the -e patterns and -f FILEs, in the order given.
+type patternArgs []patternArg
+
+type patternArg struct {
+	text string // the pattern, or with file the FILE's name
+	file bool
+}
+
+// patternFlag is -e (file false) or -f, adding to one list.
+type patternFlag struct {
+	list *patternArgs
+	file bool
+}
+
+func (f patternFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	var s []string
+	for _, a := range *f.list {
+		s = append(s, a.text)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f patternFlag) Set(v string) error {
+	*f.list = append(*f.list, patternArg{text: v, file: f.file})
+	return nil
+}
+
 // matchMarks gives what --color marks in a matching line: what grep -o
-// would print of it (the parts that form whole words, with -w), or in the
-// query language what the UI highlights; nil when the patterns have no
-// such parts (\< or \>), and then only names and numbers are coloured.
+// would print of it (with -w, the matches that form whole words), or in
+// the query language what the UI highlights; nil when the patterns have
+// no such parts (\< or \>), and then only names and numbers are coloured.
 func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
 	if mode == lang.ModeQuery {
 		return q.AppendHighlights
 	}
+	marks, err := q.OnlyMatching()
 	if words {
-		// grep -w's matches: the patterns' parts bounded by non-word
-		// bytes (grep also retries a shorter match where the longest is
-		// not a word; such lines are marked less).
-		plain, err := query.CompileGrep(patterns, mode, fold, query.GrepFlags{})
-		if err != nil {
-			return nil
-		}
-		parts, err := plain.OnlyMatching()
-		if err != nil {
-			return nil
-		}
-		return func(dst [][2]int, line []byte) [][2]int {
-			n := len(dst)
-			dst = parts(dst, line)
-			kept := dst[:n]
-			for _, r := range dst[n:] {
-				if (r[0] == 0 || !isWordByte(line[r[0]-1])) && (r[1] == len(line) || !isWordByte(line[r[1]])) {
-					kept = append(kept, r)
-				}
-			}
-			return kept
+		// The -w query's parts would take in the bytes around a word.
+		var plain *query.Query
+		if plain, err = query.CompileGrep(patterns, mode, fold, query.GrepFlags{}); err == nil {
+			marks, err = plain.WordMatches()
 		}
 	}
-	parts, err := q.OnlyMatching()
 	if err != nil {
 		return nil
 	}
-	return parts
-}
-
-// isWordByte reports whether c is a word constituent for grep -w in the C
-// locale: a letter, digit or '_'.
-func isWordByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	return marks
 }

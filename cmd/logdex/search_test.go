@@ -181,6 +181,7 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"an empty pattern file, inverted", []string{"search", "-vc", "-f", "empty.txt", "logs/app"}, []string{"-rvc", "-f", "empty.txt", "logs/app"}},
 		{"an empty pattern file, files without", []string{"search", "-L", "-f", "empty.txt", "logs/app"}, []string{"-rL", "-f", "empty.txt", "logs/app"}},
 		{"a pattern file with an empty line", []string{"search", "-cF", "-f", "blank.txt", "logs/app"}, []string{"-rc", "-F", "-f", "blank.txt", "logs/app"}},
+		{"an empty pattern file, conflicting matchers", []string{"search", "-v", "-f", "empty.txt", "-E", "-F", "logs/app"}, []string{"-rnv", "-f", "empty.txt", "-E", "-F", "logs/app"}},
 		{"a missing pattern file", []string{"search", "-F", "-f", "nope.txt", "logs"}, []string{"-rn", "-F", "-f", "nope.txt", "logs"}},
 	}
 	for name, text := range map[string]string{"pats.txt": "ERROR\nGET /api\n", "pats-re.txt": "time(out)?\nuser=[a-z]+", "empty.txt": "", "blank.txt": "zzz\n\n"} {
