@@ -166,6 +166,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"only matching", []string{"search", "-o", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}, []string{"-rno", "-E", "req=[0-9a-f]+|user=[a-z]+", "logs"}},
 		{"only matching, longest of several literals", []string{"search", "-oF", "-e", "GET", "-e", "GET /api", "logs"}, []string{"-rno", "-F", "-e", "GET", "-e", "GET /api", "logs"}},
 		{"only matching, inverted", []string{"search", "-ov", "-F", "ERROR", "logs/app"}, []string{"-rnov", "-F", "ERROR", "logs/app"}},
+		{"only matching, whole words", []string{"search", "-ow", "-E", "-e", "[a-z]+=[^ ]*", "-e", "GET|POST", "logs"}, []string{"-rnow", "-E", "-e", "[a-z]+=[^ ]*", "-e", "GET|POST", "logs"}},
+		{"only matching, whole words, a longer match not a word", []string{"search", "-owF", "-e", "ERROR", "-e", "ERROR [", "logs"}, []string{"-rnow", "-F", "-e", "ERROR", "-e", "ERROR [", "logs"}},
 		{"only matching, whole lines", []string{"search", "-ox", "-E", "-e", "[^ ]*", "-e", ".*ERROR.*", "logs"}, []string{"-rnox", "-E", "-e", "[^ ]*", "-e", ".*ERROR.*", "logs"}},
 		{"only matching, whole lines, inverted", []string{"search", "-oxv", "-F", "", "logs/app"}, []string{"-rnoxv", "-F", "", "logs/app"}},
 		{"only matching, counted", []string{"search", "-oc", "-E", "[0-9]+", "logs/app"}, []string{"-rnoc", "-E", "[0-9]+", "logs/app"}},
@@ -294,7 +296,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-w", "error", "logs"}, "not to the query language"},
 		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},
 		{[]string{"search", "-o", "error", "logs"}, "not the query language"},
-		{[]string{"search", "-ow", "-F", "error", "logs"}, "-o does not combine"},
+		{[]string{"search", "-owx", "-F", "error", "logs"}, "-o does not combine"},
 		{[]string{"search", "-oE", `[a-z]*\>`, "logs"}, `unsupported: \< or \> with -o`},
 		{[]string{"search", "-o", "--follow", "-F", "x", "logs"}, "--follow does not combine"},
 		{[]string{"search", "-xE", `a*\>`, "logs"}, `unsupported: \< or \> with -w or -x`},
@@ -387,7 +389,7 @@ func TestSearchTime(t *testing.T) {
 }
 
 // TestSearchBytesLikeGrep: on lines holding bytes >= 0x80 (UTF-8 text,
-// stray bytes) '.', brackets, \W, \S and repetitions after a non-ASCII
+// stray bytes) '.', brackets, \W, \S, \B and repetitions after a non-ASCII
 // character match bytes, as grep does in the C locale, in -E and -G, with
 // -i and -c too, whether the index narrows the pattern or not.
 func TestSearchBytesLikeGrep(t *testing.T) {
@@ -401,7 +403,7 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "t.log"), []byte(lines), 0o644))
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
-		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`} {
+		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`, `\B`, `[^ ]\B[^ ]`, `\Bt`} {
 		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}, {"-oE"}, {"-oF"}, {"-oxE"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
 			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)

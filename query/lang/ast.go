@@ -67,7 +67,8 @@ type (
 		Tree *syntax.Regexp
 		// Bytewise, in ERE and BRE, is set when grep's byte reading (C
 		// locale) can differ from Go's UTF-8 one: the pattern can match
-		// a non-ASCII character ('.', a negated bracket, \W, \S), or
+		// a non-ASCII character ('.', a negated bracket, \W, \S) or
+		// holds \B (true between the bytes of one character), or
 		// holds a byte >= 0x80 and was then read widened (each byte the
 		// rune of its value: Go and Tree are that reading). Lines holding
 		// a byte >= 0x80 are then matched widened (scan.NewBytewise), and

@@ -118,10 +118,12 @@ func unwidenPos(s string, w int) int {
 	return len(s)
 }
 
-// matchesNonASCII reports whether re can match a non-ASCII character.
+// matchesNonASCII reports whether re can match a non-ASCII character, or
+// holds \B, which matches between the bytes of one (two non-word bytes to
+// grep, one character to Go).
 func matchesNonASCII(re *syntax.Regexp) bool {
 	switch re.Op {
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpNoWordBoundary:
 		return true
 	case syntax.OpLiteral:
 		if slices.ContainsFunc(re.Rune, func(r rune) bool { return r >= utf8.RuneSelf }) {
