@@ -35,12 +35,11 @@ func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error)
 	}), nil
 }
 
-// WordMatches returns what grep -w marks in a line with --color: the
-// non-empty, non-overlapping matches of the query's patterns (built
-// without -w) that form whole words, each the longest at the leftmost
-// start where one does. grep finds them by retrying shorter matches; a
-// line where such a retry and this longest whole-word match differ (an
-// ambiguous start, as "-foo" for -w '-?foo') may be marked otherwise.
+// WordMatches returns what grep -ow prints of a line (and -w marks with
+// --color): the non-empty, non-overlapping matches of the query's
+// patterns (built without -w) that form whole words, each the longest at
+// the leftmost start where one does, which is where grep's retries of
+// shorter matches and later starts end up.
 func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) {
 	exprs, err := q.onlyExprs()
 	if err != nil {
@@ -50,19 +49,25 @@ func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) 
 	inner := "((?:" + strings.Join(exprs, ")|(?:") + "))"
 	// At the line's start, or after a non-word byte; the first search
 	// starts at the line's start, later ones at the byte before the
-	// previous match's end, whose word test that byte needs.
-	first, err := regexp.Compile(`(?:^|` + nonWord + `)` + inner + `(?:` + nonWord + `|$)`)
+	// previous match's end, whose word test that byte needs. A match at
+	// the line's start is looked for first: the one after a leading
+	// non-word byte starts as far left in the whole expression.
+	atStart, err := regexp.Compile(`^` + inner + `(?:` + nonWord + `|$)`)
 	if err != nil {
 		return nil, err
 	}
+	first := regexp.MustCompile(`(?:^|` + nonWord + `)` + inner + `(?:` + nonWord + `|$)`)
 	next := regexp.MustCompile(nonWord + inner + `(?:` + nonWord + `|$)`)
-	first.Longest()
-	next.Longest()
+	for _, re := range []*regexp.Regexp{atStart, first, next} {
+		re.Longest()
+	}
 	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
 		for pos := 0; pos <= len(text); {
 			var m []int
 			if pos == 0 {
-				m = first.FindSubmatchIndex(text)
+				if m = atStart.FindSubmatchIndex(text); m == nil || m[3] == m[2] {
+					m = first.FindSubmatchIndex(text)
+				}
 			} else if m = next.FindSubmatchIndex(text[pos-1:]); m != nil {
 				m[2], m[3] = m[2]+pos-1, m[3]+pos-1
 			}

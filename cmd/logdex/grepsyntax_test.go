@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,8 +63,8 @@ func refusedByLogdex(stderr string) bool {
 		strings.Contains(stderr, "Regular expression too big")
 }
 
-// TestSearchGrepSyntaxVsGrep: logdex search -E and -G (with -i, -c, and
-// several patterns through -e and newlines), given patterns generated over
+// TestSearchGrepSyntaxVsGrep: logdex search -E and -G (with -i, -c, -o,
+// -w, -x, and several patterns through -e and newlines), given patterns generated over
 // the whole operator set, prints exactly what grep -rn (-rc) prints on a
 // generated tree, exits with its status, rejects what it rejects with its
 // message, and warns as it warns.
@@ -101,6 +103,32 @@ func TestSearchGrepSyntaxVsGrep(t *testing.T) {
 			pats[1] += "\n" + greptest.RandomPattern(r, false)
 		case 1:
 			pats = append(pats, "-e", greptest.RandomPattern(r, false))
+		default:
+			// grep's -o, -w and -x, with one pattern, and not where
+			// grep 3.8 contradicts itself or its manual (README, "grep
+			// syntax"): -w with several patterns can miss lines (-w -e
+			// '\)' -e '[a]1)' does not select the line ")"); -w and -x
+			// wrap the pattern in a group that a ')' of it closes (-w
+			// ').' selects "a). x", not "). "); -i with -o, -w or -x
+			// disagrees with -i alone on ranges; -o prints nothing of
+			// what its line selection matched when it warned about the
+			// pattern, an anchor is repeated (-o ')\{$*' on "){$") or
+			// a '{' opens no interval (-o '{a|b' prints "a" of "ab", whose
+			// line -c does not count: its regex and DFA read '{' apart);
+			// -w reads a bracket with [.x.] or [=x=] apart from its
+			// line selection without -w ('[^][.-.]]|' selects "\xe91b",
+			// -w does not; with '[^]-]|' both do); -ow
+			// retries a shorter match after a line's first one with a
+			// length cut short (-ow 'a\|b\?.' on "?b\tbb": "bb", not "b").
+			f := pick(r, "", "", "", "", "-o", "-ox", "-w", "-x")
+			switch {
+			case strings.ContainsAny(f, "wx") && strings.Contains(pats[1], ")"),
+				anchorRepeated.MatchString(pats[1]), slices.Contains(flags, "-i"),
+				strings.HasPrefix(f, "-o") && strings.Contains(pats[1], "{"):
+			case f != "" && (strings.Contains(pats[1], "[.") || strings.Contains(pats[1], "[=")):
+			case f != "":
+				flags = append(flags, f)
+			}
 		}
 		largs := append(append([]string{"search", "--index", "idx", "--no-update"}, flags...), pats...)
 		gargs := append(append([]string{"-rn"}, flags...), pats...)
@@ -131,7 +159,18 @@ func TestSearchGrepSyntaxVsGrep(t *testing.T) {
 			refused++
 			continue
 		case code != wcode:
+			if slices.Contains(flags, "-o") && gstderr != "" && code == 0 && wcode == 1 || grepContradicts(t, dir, flags, pats) {
+				skipped++ // (as below)
+				continue
+			}
 			t.Fatalf("seed %d: logdex %q exits %d (%q), grep %q %d (%q)", seed, largs, code, stderr, gargs, wcode, gstderr)
+		}
+		if got != want && (slices.Contains(flags, "-o") && gstderr != "" || grepContradicts(t, dir, flags, pats)) {
+			// grep warned (its -o and its line selection read the
+			// pattern apart), or its lines for several patterns are not
+			// the union of its lines for each.
+			skipped++
+			continue
 		}
 		if got != want {
 			t.Fatalf("seed %d: logdex %q differs from grep %q:\n%s", seed, largs, gargs, firstDiff(got, want))
@@ -141,7 +180,49 @@ func TestSearchGrepSyntaxVsGrep(t *testing.T) {
 		}
 		same++
 	}
-	t.Logf("seed %d: %d searches: %d same output and status, %d rejected by both, %d refused, %d skipped (grep slow)", seed, n, same, rejected, refused, skipped)
+	t.Logf("seed %d: %d searches: %d same output and status, %d rejected by both, %d refused, %d skipped (grep slow or self-contradicting)", seed, n, same, rejected, refused, skipped)
 }
 
 func pick(r *rand.Rand, xs ...string) string { return xs[r.IntN(len(xs))] }
+
+// grepContradicts reports whether grep -rn, given several patterns,
+// selects other lines than the union of the lines it selects for each
+// (grep 3.8: -G -e '$|' -e 'zz' does not select the line "$|" that -G -e
+// '$|' selects): which of its answers to compare with is then moot.
+func grepContradicts(t *testing.T, dir string, flags, pats []string) bool {
+	var each []string
+	for i := 1; i < len(pats); i += 2 {
+		each = append(each, strings.Split(pats[i], "\n")...)
+	}
+	if len(each) < 2 {
+		return false
+	}
+	union := map[string]bool{}
+	for _, p := range each {
+		out, _, _, _ := grepLimited(t, dir, append(append([]string{"-rn"}, flags...), "-e", p, "logs")...)
+		for _, l := range strings.SplitAfter(out, "\n") {
+			union[l] = l != ""
+		}
+	}
+	all, _, _, _ := grepLimited(t, dir, append(append(append([]string{"-rn"}, flags...), pats...), "logs")...)
+	lines := strings.SplitAfter(all, "\n")
+	n := 0
+	for _, l := range lines {
+		if l != "" {
+			if !union[l] {
+				return true
+			}
+			n++
+		}
+	}
+	for _, in := range union {
+		if in {
+			n--
+		}
+	}
+	return n != 0
+}
+
+// anchorRepeated finds an anchor ('^', '$', '\`', "\'") followed by a
+// repetition operator.
+var anchorRepeated = regexp.MustCompile("([$^]|\\\\[`'])(\\\\?[*+?{])")

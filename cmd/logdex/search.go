@@ -181,10 +181,9 @@ func (e *env) search(args []string) int {
 	if sf.maxCount == 0 && (!sf.filesWithout || sf.quiet) {
 		return 1 // grep -m 0: no line is read, none matches (patterns and PATHs not looked at)
 	}
-	if sf.only && sf.words {
-		// grep -ow retries a shorter match where the longest is not a
-		// word, which the parts' regexp cannot.
-		fmt.Fprintln(e.stderr, "logdex: -o does not combine with -w")
+	if sf.only && sf.words && sf.lines {
+		// (grep -owx prints what -ox does; not worth a path of its own)
+		fmt.Fprintln(e.stderr, "logdex: -o does not combine with both -w and -x")
 		return 2
 	}
 	if sf.maxCount > 0 && (sf.limit > 0 || sf.sort != "path") {
@@ -359,7 +358,7 @@ func (e *env) search(args []string) int {
 	case sf.only:
 		// The matched parts (grep -o); with context, the groups' "--"
 		// but no context line.
-		parts, err := q.OnlyMatching()
+		parts, err := onlyParts(q, compiled, compiledMode, fold, grepFlags.Words)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "logdex:", err)
 			return 2
@@ -946,23 +945,30 @@ func (f patternFlag) Set(v string) error {
 }
 
 // matchMarks gives what --color marks in a matching line: what grep -o
-// would print of it (with -w, the matches that form whole words), or in
-// the query language what the UI highlights; nil when the patterns have
-// no such parts (\< or \>), and then only names and numbers are coloured.
+// would print of it, or in the query language what the UI highlights;
+// nil when the patterns have no such parts (\< or \>), and then only
+// names and numbers are coloured.
 func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
 	if mode == lang.ModeQuery {
 		return q.AppendHighlights
 	}
-	marks, err := q.OnlyMatching()
-	if words {
-		// The -w query's parts would take in the bytes around a word.
-		var plain *query.Query
-		if plain, err = query.CompileGrep(patterns, mode, fold, query.GrepFlags{}); err == nil {
-			marks, err = plain.WordMatches()
-		}
-	}
+	marks, err := onlyParts(q, patterns, mode, fold, words)
 	if err != nil {
 		return nil
 	}
 	return marks
+}
+
+// onlyParts gives what grep -o prints of a line that q matches; with -w
+// (words), the whole-word matches of the patterns: those of the -w query
+// would take in the bytes around a word.
+func onlyParts(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) (func(dst [][2]int, line []byte) [][2]int, error) {
+	if !words {
+		return q.OnlyMatching()
+	}
+	plain, err := query.CompileGrep(patterns, mode, fold, query.GrepFlags{})
+	if err != nil {
+		return nil, err
+	}
+	return plain.WordMatches()
 }
