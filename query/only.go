@@ -51,24 +51,39 @@ func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) 
 	// starts at the line's start, later ones at the byte before the
 	// previous match's end, whose word test that byte needs. A match at
 	// the line's start is looked for first: the one after a leading
-	// non-word byte starts as far left in the whole expression.
-	atStart, err := regexp.Compile(`^` + inner + `(?:` + nonWord + `|$)`)
-	if err != nil {
-		return nil, err
+	// non-word byte starts as far left in the whole expression. Each
+	// search has a twin ending at the line's end: a match whose inner part
+	// ends one byte before it, that byte taken as the non-word after it,
+	// is as long as one whose inner part takes that byte too, and Go may
+	// return either.
+	var res [6]*regexp.Regexp
+	for i, start := range []string{`^`, `(?:^|` + nonWord + `)`, nonWord} {
+		for k, end := range []string{`(?:` + nonWord + `|$)`, `$`} {
+			re, err := regexp.Compile(start + inner + end)
+			if err != nil {
+				return nil, err
+			}
+			re.Longest()
+			res[2*i+k] = re
+		}
 	}
-	first := regexp.MustCompile(`(?:^|` + nonWord + `)` + inner + `(?:` + nonWord + `|$)`)
-	next := regexp.MustCompile(nonWord + inner + `(?:` + nonWord + `|$)`)
-	for _, re := range []*regexp.Regexp{atStart, first, next} {
-		re.Longest()
+	find := func(i int, text []byte) []int {
+		m := res[2*i].FindSubmatchIndex(text)
+		if m != nil && m[1] > m[3] && m[1] == len(text) { // (a widened line's last character may be 2 bytes)
+			if m2 := res[2*i+1].FindSubmatchIndex(text); m2 != nil && m2[2] == m[2] {
+				return m2
+			}
+		}
+		return m
 	}
 	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
 		for pos := 0; pos <= len(text); {
 			var m []int
 			if pos == 0 {
-				if m = atStart.FindSubmatchIndex(text); m == nil || m[3] == m[2] {
-					m = first.FindSubmatchIndex(text)
+				if m = find(0, text); m == nil || m[3] == m[2] {
+					m = find(1, text)
 				}
-			} else if m = next.FindSubmatchIndex(text[pos-1:]); m != nil {
+			} else if m = find(2, text[pos-1:]); m != nil {
 				m[2], m[3] = m[2]+pos-1, m[3]+pos-1
 			}
 			if m == nil {
