@@ -176,7 +176,7 @@ func TestMaxPerFile(t *testing.T) {
 		all, full := search(t, whole, q, Options{})
 		for _, n := range []int64{1, 5, 4000} {
 			var want []gotLine
-			per := map[string]int64{}
+			per := map[string]int64{} // each file's hits
 			for _, l := range all {
 				if per[l.path]++; per[l.path] <= n {
 					want = append(want, l)
@@ -188,10 +188,40 @@ func TestMaxPerFile(t *testing.T) {
 					t.Fatalf("%s -m %d: %d hits (total %d), want %d", c.q, n, len(got), st.Total, len(want))
 				}
 			}
+			// Counted (grep -c -m, -l): each file's count is cut at n.
+			for _, s := range []*Searcher{cut, whole} {
+				var counts []string
+				st, err := s.Search(context.Background(), q, Options{MaxPerFile: n, PerFile: func(f *File, k int64) error {
+					counts = append(counts, fmt.Sprintf("%s:%d", f.Path, k))
+					return nil
+				}}, nil)
+				var wantCounts []string
+				for _, f := range []string{"app0.log", "app1.log", "app2.log"} {
+					wantCounts = append(wantCounts, fmt.Sprintf("%s:%d", filepath.Join(root, f), min(per[filepath.Join(root, f)], n)))
+				}
+				if err != nil || fmt.Sprint(counts) != fmt.Sprint(wantCounts) {
+					t.Fatalf("%s -c -m %d: %v %v, want %v", c.q, n, err, counts, wantCounts)
+				}
+				if s == whole && n == 1 && full.Verified+full.Scanned > 0 && st.Verified+st.Scanned >= (full.Verified+full.Scanned)/2 {
+					t.Errorf("%s -c -m 1 read %d+%d, the whole search %d+%d", c.q, st.Verified, st.Scanned, full.Verified, full.Scanned)
+				}
+			}
 			_, st := search(t, whole, q, Options{MaxPerFile: n})
 			if n == 1 && full.Verified+full.Scanned > 0 && st.Verified+st.Scanned >= (full.Verified+full.Scanned)/2 {
 				t.Errorf("%s -m 1 read %d+%d, the whole search %d+%d", c.q, st.Verified, st.Scanned, full.Verified, full.Scanned)
 			}
 		}
+	}
+}
+
+// TestMaxPerFileWithLimit: the two caps do not combine.
+func TestMaxPerFileWithLimit(t *testing.T) {
+	s := testIndex(t, 1<<20, "../fixtures/logs/app")
+	q, err := Compile([]string{"error"}, lang.ModeQuery, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(context.Background(), q, Options{MaxPerFile: 1, Limit: 5}, func(*Hit) error { return nil }); err == nil {
+		t.Fatal("MaxPerFile with Limit accepted")
 	}
 }

@@ -462,12 +462,16 @@ type countBudget struct{ left atomic.Int64 }
 
 // newCountBudget is the budget opt allows: nil when every hit must be
 // counted (grep -c, histograms, an exact Total), zero when counts past the
-// limit are of no use (Limit without CountAll).
+// limit are of no use (Limit without CountAll, MaxPerFile).
 func newCountBudget(opt Options) *countBudget {
 	switch {
-	case opt.PerFile != nil || opt.Histogram != nil:
+	case opt.Histogram != nil:
 		return nil
-	case (opt.Limit > 0 || opt.MaxPerFile > 0) && !opt.CountAll:
+	case opt.MaxPerFile > 0:
+		return &countBudget{} // (PerFile's counts stop at MaxPerFile too)
+	case opt.PerFile != nil:
+		return nil
+	case opt.Limit > 0 && !opt.CountAll:
 		return &countBudget{}
 	case opt.Limit > 0 && opt.TotalBudget > 0:
 		b := &countBudget{}

@@ -98,8 +98,9 @@ type Options struct {
 	// out, Stats.TotalAtLeast says Total is a lower bound. 0: no bound.
 	TotalBudget int64
 	// MaxPerFile, when positive, delivers each file's first MaxPerFile
-	// hits only, and stops reading a file once they are found (grep -m);
-	// Total then counts the hits delivered. Not with Limit or PerFile.
+	// hits only, and stops reading a file once they are found (grep -m,
+	// and -l's first match); Total and PerFile's counts then count those.
+	// Not with Limit.
 	MaxPerFile int64
 	// PerFile, when set, is called once for every file in order with its
 	// number of hits (zero included), as grep -c prints them.
@@ -198,6 +199,13 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	workers := s.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxPerFile > 0 && opt.Limit > 0 {
+		return nil, errors.New("query: Options.MaxPerFile does not combine with Limit")
+	}
+	if opt.MaxPerFile > 0 && fn == nil {
+		// Hits are found to be counted up to the cap, not counted whole.
+		fn = func(*Hit) error { return nil }
 	}
 	st := &Stats{Segments: len(s.segs)}
 

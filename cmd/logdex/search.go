@@ -332,8 +332,9 @@ func (e *env) search(args []string) int {
 		opt.Limit, opt.Text, opt.Order, withContext = 1, false, query.OrderPath, false
 		fn = func(*query.Hit) error { return nil }
 	case sf.filesWith || sf.filesWithout:
-		// Names only (over -c, as in grep), whatever -h says.
-		opt.Order = query.OrderPath
+		// Names only (over -c, as in grep), whatever -h says; a file's
+		// first match answers.
+		opt.Order, opt.Text, opt.MaxPerFile = query.OrderPath, false, 1
 		opt.PerFile = func(f *query.File, n int64) error {
 			if (n > 0) == sf.filesWith {
 				return pr.name(f.Path, '\n')
@@ -379,14 +380,10 @@ func (e *env) search(args []string) int {
 		// before reading anything: see the flags' checks).
 		perFile := opt.PerFile
 		opt.PerFile = func(f *query.File, _ int64) error { return perFile(f, 0) }
-	case sf.maxCount > 0:
+	case sf.maxCount > 0 && opt.Limit == 0 && opt.MaxPerFile == 0:
 		// Each file's first maxCount matching lines (grep -m): the search
-		// stops reading a file there; a count is cut there.
-		if perFile := opt.PerFile; perFile != nil {
-			opt.PerFile = func(f *query.File, n int64) error { return perFile(f, min(n, int64(sf.maxCount))) }
-		} else if opt.Limit == 0 {
-			opt.MaxPerFile = int64(sf.maxCount)
-		}
+		// stops reading a file there, and counts it up to there.
+		opt.MaxPerFile = int64(sf.maxCount)
 	}
 	t0 := time.Now()
 	st, err := searcher.Search(ctx, q, opt, fn)
