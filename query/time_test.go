@@ -427,3 +427,42 @@ func TestNewHistogramBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestTimesBeforeFirstTimestampRead: lines before a file's first timestamp
+// take that one's time whether the index times them or the search reads
+// them from a file replaced since (same bytes, another inode): a range
+// after that first time leaves them out both ways, one holding it keeps
+// them.
+func TestTimesBeforeFirstTimestampRead(t *testing.T) {
+	root := t.TempDir()
+	content := "banner: service starting\nbanner: build 7\n" +
+		"2026-11-30T10:00:00Z INFO started\n" +
+		"2026-11-30T10:05:00Z INFO banner seen\n"
+	path := filepath.Join(root, "app.log")
+	must(t, os.WriteFile(path, []byte(content), 0o644))
+	s := testIndex(t, 1<<20, root)
+	q, err := Compile([]string{"banner"}, lang.ModeQuery, true)
+	must(t, err)
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).UnixNano()
+	ranges := []struct {
+		tr   TimeRange
+		want int // lines of "banner"
+	}{
+		{TimeRange{From: t0 + 1, To: math.MaxInt64}, 1},
+		{TimeRange{From: t0, To: t0 + 1}, 2},
+		{TimeRange{From: math.MinInt64, To: t0, ExcludeUntimed: true}, 0},
+	}
+	for _, replaced := range []bool{false, true} {
+		if replaced {
+			must(t, os.WriteFile(path+".new", []byte(content), 0o644))
+			must(t, os.Rename(path+".new", path))
+		}
+		for _, c := range ranges {
+			tr := c.tr
+			got, st := search(t, s, q, Options{Time: &tr})
+			if len(got) != c.want {
+				t.Errorf("replaced %t, range %+v: %d lines %v (warnings %v), want %d", replaced, tr, len(got), got, st.Warnings, c.want)
+			}
+		}
+	}
+}

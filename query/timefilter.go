@@ -8,6 +8,7 @@ package query
 // uses.
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -339,20 +340,45 @@ func (st *spanTimes) at(id uint32) (int64, bool, error) {
 	return st.times[k], true, nil
 }
 
-// readTimer times lines read without the index's times, in order: a line
-// without a timestamp takes the previous line's.
+// readTimer times lines read without the index's times, in order, as the
+// indexer times them: a line without a timestamp takes the previous
+// line's, and lines before a file's first timestamp take that one's
+// (seedFirst).
 type readTimer struct {
-	p     *logtime.Parser
-	carry int64
-	have  bool
+	p      *logtime.Parser
+	opts   logtime.Options
+	carry  int64
+	have   bool
+	seeded bool // seedFirst has looked
 }
 
 func newReadTimer(loc *time.Location, rec mmapstore.FileRecord, carry bool) *readTimer {
-	rt := &readTimer{p: logtime.NewParser(logtime.Options{Location: loc, ModTime: time.Unix(0, rec.MTime)})}
+	opts := logtime.Options{Location: loc, ModTime: time.Unix(0, rec.MTime)}
+	rt := &readTimer{p: logtime.NewParser(opts), opts: opts}
 	if carry && rec.Timed {
 		rt.carry, rt.have = rec.LastTime, true
 	}
 	return rt
+}
+
+// seedFirst, given a file's first bytes, gives the lines before its first
+// timestamp that timestamp, when these bytes hold it (a file whose first
+// timestamp comes later keeps them untimed). Its own parser looks ahead,
+// leaving rt's to read the lines in order.
+func (rt *readTimer) seedFirst(block []byte) {
+	if rt.seeded || rt.have {
+		return
+	}
+	rt.seeded = true
+	p := logtime.NewParser(rt.opts)
+	for len(block) > 0 {
+		line, rest, _ := bytes.Cut(block, []byte{'\n'})
+		if t, ok := p.Parse(line); ok {
+			rt.carry, rt.have = t, true
+			return
+		}
+		block = rest
+	}
 }
 
 func (rt *readTimer) line(text []byte) (int64, bool) {
