@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 	"github.com/logdex/logdex/server"
 )
 
@@ -308,6 +310,12 @@ func testLive(t *testing.T, browser context.Context) {
 			t.Errorf("Live in time order: %+v, streams %q", off, probe.openQueries())
 		}
 
+		// A browser in another zone than the index's: the times shown
+		// stay the index's (the Live separator's too).
+		tb.do("time zone", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"})
+			return err
+		}))
 		tb.open("/?q=zqxlive")
 		tb.waitResults(q, 65)
 		tb.eval(`Object.assign(logdex.tailConfig, { retryMs: 50, maxRetryMs: 200 })`, nil)
@@ -331,6 +339,13 @@ func testLive(t *testing.T, browser context.Context) {
 		tb.eval(`[...document.querySelectorAll('#results .vlist > *')].slice(-5).map((e) => e.className.split(' ')[0] + (e.title ? ':' + e.title : ''))`, &order)
 		if want := []string{"live-sep", "file-head:logs/app/live.log", "hit", "hit", "hit"}; !slices.Equal(order, want) {
 			t.Errorf("rows at the end %q, want %q", order, want)
+		}
+		var sep struct{ Text, UTC string }
+		tb.eval(`(() => { const s = logdex.results.live.since, p = (n) => String(n).padStart(2, '0');
+			return { text: document.querySelector('#results .live-sep .since').textContent,
+				utc: p(s.getUTCHours()) + ':' + p(s.getUTCMinutes()) + ':' + p(s.getUTCSeconds()) }; })()`, &sep)
+		if !strings.HasSuffix(sep.Text, " "+sep.UTC) {
+			t.Errorf("Live separator %q in a New York browser, want the index's UTC clock %s", sep.Text, sep.UTC)
 		}
 		checkLayout(t, tb)
 

@@ -287,6 +287,7 @@ const results = new Results({
     }
   },
   onView: (first, last) => live?.viewed(first, last),
+  zoneOffset: () => histogram.zoneOffset(),
 });
 
 live = new LiveView({ status: $('#live-status'), pill: $('#live-pill') }, results, catalog, {

@@ -101,6 +101,12 @@ export class Histogram {
     return this.data.untimed;
   }
 
+  // zoneOffset is the index's zone offset (minutes east of UTC) as the
+  // last histogram gave it; null when it gave none (no timed lines).
+  zoneOffset() {
+    return this.data && parseTime(this.data.from) ? this.off : null;
+  }
+
   setData(d, err) {
     this.root.classList.remove('is-loading');
     this.root.classList.toggle('is-failed', Boolean(err));

@@ -19,7 +19,7 @@ import { h, clear, fmtInt, fmtMs, splitPath } from './dom.js';
 import * as api from './api.js';
 import { lineOf, render as renderText, firstMatch } from './text.js';
 import { VirtualList } from './vlist.js';
-import { hitTime } from './time.js';
+import { hitTime, fmtClock } from './time.js';
 
 const FIRST_PAGE = 100;
 const NEXT_PAGE = 500;
@@ -401,7 +401,11 @@ export class Results {
     const above = this.failed ? 'Could not load more results'
       : !this.done ? (this.loading ? 'Loading more results…' : 'More results load here as you scroll')
         : this.histHits ? 'End of search results' : 'No matches in the index yet';
-    const since = this.live.since.toLocaleTimeString('en-GB', { hour12: false });
+    // In the index's zone, as every other time on the page (the
+    // browser's only when no time has told it).
+    const off = this.cb.zoneOffset?.();
+    const since = off == null ? this.live.since.toLocaleTimeString('en-GB', { hour12: false })
+      : fmtClock(this.live.since.getTime(), off);
     // Hidden from the listbox (only options belong there): Live's status
     // line says the same.
     return h('div', { class: 'live-sep', 'aria-hidden': 'true' },

@@ -72,6 +72,11 @@ export function fmtRFC3339(ms, off) {
   return `${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())}T${hms(d)}${frac}${zone}`;
 }
 
+// fmtClock: "04:23:27", the wall clock of ms in the zone off.
+export function fmtClock(ms, off) {
+  return hms(wall(ms, off));
+}
+
 // hitTime is a hit's time for its row: {date: 'Oct 10', clock:
 // '04:23:27'}, or null for a line without a time.
 export function hitTime(s) {
