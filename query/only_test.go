@@ -96,3 +96,50 @@ func ExampleQuery_WordMatches() {
 	}
 	// Output: "ERROR" "ERROR"
 }
+
+// TestLiteralSetLikeRegexp: -o and -ow over -F literals (folded or not,
+// sharing prefixes, holding bytes >= 0x80) give what the regexp paths
+// give.
+func TestLiteralSetLikeRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	const alphabet = "aAbB-_ \xc3\xa9x"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range cases(2000, 300) {
+		var pats []string
+		for k := 1 + r.IntN(6); k > 0; k-- {
+			pats = append(pats, word(r.IntN(4)))
+		}
+		q, err := CompileGrep(pats, lang.ModeLiteral, r.IntN(2) == 0, GrepFlags{Invert: r.IntN(4) == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.literalSet() == nil {
+			t.Fatalf("%q: no literal set", pats)
+		}
+		only, _ := q.OnlyMatching()
+		words, _ := q.WordMatches()
+		onlyRe, err := q.onlyRegexp()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wordsRe, err := q.wordsRegexp()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			line := []byte(word(r.IntN(12)))
+			if got, want := only(nil, line), onlyRe(nil, line); !slices.Equal(got, want) {
+				t.Fatalf("-oF %q on %q: %v, regexp %v", pats, line, got, want)
+			}
+			if got, want := words(nil, line), wordsRe(nil, line); !slices.Equal(got, want) {
+				t.Fatalf("-owF %q on %q: %v, regexp %v", pats, line, got, want)
+			}
+		}
+	}
+}
