@@ -230,7 +230,11 @@ func chunksAround(off, n, secLen uint64) (lo, hi uint64) {
 	return lo, hi
 }
 
-// needleHashes returns the distinct filter hashes of needle's trigrams,
+// maxNeedleTrigrams bounds the trigrams of a needle BlockCandidates tests.
+const maxNeedleTrigrams = 16
+
+// needleHashes returns the distinct filter hashes of needle's trigrams
+// (at most maxNeedleTrigrams of them, the first and last among them),
 // padded as BlockCandidates says.
 func needleHashes(needle []byte, prefix, suffix bool) ([]uint32, error) {
 	p := needle
@@ -249,7 +253,16 @@ func needleHashes(needle []byte, prefix, suffix bool) ([]uint32, error) {
 	}
 	var hashes []uint32
 	seen := map[uint32]bool{}
-	for i := 0; i+3 <= len(p); i++ {
+	// At most maxNeedleTrigrams trigrams, spread over the needle: a block
+	// admitting them all is rarely one without the needle (its terms are
+	// checked anyway), and each costs a pass over a filter slice (a
+	// thousand 32-byte ids, grep -F -f, spent 0.5 s there).
+	n := len(p) - 2
+	step := max(1, (n+maxNeedleTrigrams-1)/maxNeedleTrigrams)
+	for i := 0; i+3 <= len(p); i += step {
+		if i+step+3 > len(p) && i+3 < len(p) {
+			i = len(p) - 3 // the last trigram too (a suffix's padded end)
+		}
 		for _, h := range TrigramHashes(uint32(p[i])<<16 | uint32(p[i+1])<<8 | uint32(p[i+2])) {
 			if !seen[h] {
 				seen[h] = true

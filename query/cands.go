@@ -48,6 +48,27 @@ type segEval struct {
 	// lookups is called before a dictionary lookup (the search's first
 	// asks for every segment's term-block index, when cold).
 	lookups func()
+	// candBlocks keeps the last substring atom's candidate blocks: the
+	// atom's cost is judged by them, then it is resolved by them.
+	candNeedle []byte
+	candSuffix bool
+	candBlocks []uint32
+}
+
+// blockCandidates is Segment.BlockCandidates, the last answer kept.
+func (e *segEval) blockCandidates(needle []byte, suffix bool) ([]uint32, error) {
+	if e.candBlocks != nil && suffix == e.candSuffix && bytes.Equal(needle, e.candNeedle) {
+		return e.candBlocks, nil
+	}
+	bs, err := e.seg.BlockCandidates(needle, false, suffix)
+	if err != nil {
+		return nil, err
+	}
+	e.candNeedle, e.candSuffix, e.candBlocks = append(e.candNeedle[:0], needle...), suffix, bs
+	if bs == nil {
+		e.candBlocks = []uint32{}
+	}
+	return bs, nil
 }
 
 // postings decodes a list reference, inside e.within when set.
@@ -309,7 +330,7 @@ func (e *segEval) scanTerms(needle []byte, suffix bool, budget int) (*roaring.Bi
 	if n < 3 {
 		return nil, false, nil
 	}
-	blocks, err := e.seg.BlockCandidates(needle, false, suffix)
+	blocks, err := e.blockCandidates(needle, suffix)
 	if err != nil {
 		return nil, false, err
 	}
@@ -387,7 +408,7 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 			// address): resolve it first, and the common words after it
 			// are intersected against a handful of lines.
 			if len(a.text) >= 6 {
-				if bs, err := e.seg.BlockCandidates(a.text, false, a.kind == atomSuffix); err == nil && len(bs) <= 8 {
+				if bs, err := e.blockCandidates(a.text, a.kind == atomSuffix); err == nil && len(bs) <= 8 {
 					s.cost = -1
 				}
 			}
