@@ -274,10 +274,10 @@ func needleHashes(needle []byte, prefix, suffix bool) ([]uint32, error) {
 }
 
 // BlockCandidates returns the dictionary blocks whose trigram filters
-// admit every trigram of needle (padded with a 0 byte at the end when
-// suffix is set, and at the start when prefix is set): a superset of the
-// blocks holding a term that contains needle. needle must be at least 3
-// bytes once padded.
+// admit the trigrams of needle that needleHashes tests (needle padded with
+// a 0 byte at the end when suffix is set, and at the start when prefix is
+// set): a superset of the blocks holding a term that contains needle.
+// needle must be at least 3 bytes once padded.
 func (s *Segment) BlockCandidates(needle []byte, prefix, suffix bool) ([]uint32, error) {
 	if err := s.check(); err != nil {
 		return nil, err
