@@ -422,6 +422,12 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 	if err != nil {
 		return err
 	}
+	if t.rtimer != nil {
+		// A part's first lines may have no timestamp: they take its first.
+		if err := t.rtimer.seedFirst(src, t.start, t.end); err != nil {
+			return err
+		}
+	}
 	bp := scanBufs.Get().(*[]byte)
 	defer scanBufs.Put(bp)
 	buf := *bp
@@ -562,9 +568,6 @@ var nl = []byte{'\n'}
 // times): every line is timed, in order, so that one without a timestamp
 // takes the previous line's.
 func (s *Searcher) scanBlockTimed(q *Query, t *task, block []byte, pos, lineNo int64, wantText, countOnly bool, maxRecs int, ls *lineState) int64 {
-	if pos == 0 {
-		t.rtimer.seedFirst(block) // the file's start: its first lines may have no timestamp
-	}
 	for i := 0; i < len(block); lineNo++ {
 		j := bytes.IndexByte(block[i:], '\n')
 		e := i + j

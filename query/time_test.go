@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -434,8 +435,18 @@ func TestNewHistogramBounds(t *testing.T) {
 // after that first time leaves them out both ways, one holding it keeps
 // them.
 func TestTimesBeforeFirstTimestampRead(t *testing.T) {
+	// A banner of two short lines, and one past the search's first read
+	// and the look-ahead's (4 lines of 100 KB: few enough lines that the
+	// timestamp parser still tries each).
+	for _, pad := range []int{0, 4} {
+		t.Run(fmt.Sprint(pad), func(t *testing.T) { timesBeforeFirst(t, pad) })
+	}
+}
+
+func timesBeforeFirst(t *testing.T, pad int) {
 	root := t.TempDir()
 	content := "banner: service starting\nbanner: build 7\n" +
+		strings.Repeat(strings.Repeat("-", 100_000)+"\n", pad) +
 		"2026-11-30T10:00:00Z INFO started\n" +
 		"2026-11-30T10:05:00Z INFO banner seen\n"
 	path := filepath.Join(root, "app.log")
@@ -461,8 +472,40 @@ func TestTimesBeforeFirstTimestampRead(t *testing.T) {
 			tr := c.tr
 			got, st := search(t, s, q, Options{Time: &tr})
 			if len(got) != c.want {
-				t.Errorf("replaced %t, range %+v: %d lines %v (warnings %v), want %d", replaced, tr, len(got), got, st.Warnings, c.want)
+				var nos []int64
+				for _, g := range got {
+					nos = append(nos, g.no)
+				}
+				t.Errorf("replaced %t, range %+v: lines %v (%d warnings), want %d lines", replaced, tr, nos, len(st.Warnings), c.want)
 			}
 		}
+	}
+}
+
+// TestTimesOfAppendedPartRead: a file indexed while it had no timestamp,
+// appended to since, read past its indexed part: the appended lines before
+// their first timestamp take it, as the next indexing run will give them.
+func TestTimesOfAppendedPartRead(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "app.log")
+	must(t, os.WriteFile(path, []byte("hello one\nhello two\n"), 0o644))
+	s := testIndex(t, 1<<20, root)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("hello appended\n2026-01-05T00:00:00Z hello january\n2026-06-05T00:00:00Z hello june\n")
+	must(t, err)
+	must(t, f.Close())
+	q, err := Compile([]string{"hello"}, lang.ModeQuery, true)
+	must(t, err)
+	tr := TimeRange{From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano(), To: math.MaxInt64}
+	got, _ := search(t, s, q, Options{Time: &tr})
+	// The indexed lines stay untimed (kept); "appended" takes January's
+	// time (out of the range).
+	var lines []int64
+	for _, g := range got {
+		lines = append(lines, g.no)
+	}
+	if !slices.Equal(lines, []int64{1, 2, 5}) {
+		t.Fatalf("lines %v, want [1 2 5]", lines)
 	}
 }

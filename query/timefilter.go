@@ -9,7 +9,9 @@ package query
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"time"
@@ -361,25 +363,69 @@ func newReadTimer(loc *time.Location, rec mmapstore.FileRecord, carry bool) *rea
 	return rt
 }
 
-// seedFirst, given a file's first bytes, gives the lines before its first
-// timestamp that timestamp, when these bytes hold it (a file whose first
-// timestamp comes later keeps them untimed). Its own parser looks ahead,
-// leaving rt's to read the lines in order.
-func (rt *readTimer) seedFirst(block []byte) {
+// seedFirst gives the lines before the first timestamp of src's bytes
+// [from, to) that timestamp, as the indexer gives a part's first lines
+// (src is a file or a decompressed stream). It reads ahead until it finds
+// one, at most maxSeedBytes: lines before a timestamp further on stay
+// untimed. Its own parser looks ahead, leaving rt's to read the lines in
+// order.
+func (rt *readTimer) seedFirst(src io.ReaderAt, from, to int64) error {
 	if rt.seeded || rt.have {
-		return
+		return nil
 	}
 	rt.seeded = true
 	p := logtime.NewParser(rt.opts)
-	for len(block) > 0 {
-		line, rest, _ := bytes.Cut(block, []byte{'\n'})
-		if t, ok := p.Parse(line); ok {
-			rt.carry, rt.have = t, true
-			return
+	var buf []byte // the lines read and not looked at yet, from their start
+	skip := false  // in a line over maxSeedLine
+	chunk := make([]byte, 64<<10)
+	for off := from; off < to && off-from < maxSeedBytes; {
+		k, err := src.ReadAt(chunk[:min(int64(len(chunk)), to-off)], off)
+		off += int64(k)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
 		}
-		block = rest
+		eof := off >= to || k == 0
+		data := chunk[:k]
+		for len(data) > 0 || eof && len(buf) > 0 {
+			nl := bytes.IndexByte(data, '\n')
+			if nl < 0 && !eof {
+				if !skip {
+					buf = append(buf, data...)
+					if len(buf) >= maxSeedLine {
+						buf, skip = buf[:0], true // (not timed: the indexer does not read such a line's time)
+					}
+				}
+				break
+			}
+			var line []byte
+			if nl < 0 {
+				line, data = append(buf, data...), nil
+			} else {
+				line, data = append(buf, data[:nl]...), data[nl+1:]
+			}
+			buf = buf[:0]
+			if skip {
+				skip = false
+				continue
+			}
+			if t, ok := p.Parse(line); ok {
+				rt.carry, rt.have = t, true
+				return nil
+			}
+		}
+		if eof {
+			return nil
+		}
 	}
+	return nil
 }
+
+// maxSeedBytes bounds seedFirst's look ahead; lines of maxSeedLine bytes
+// or more are passed over.
+const (
+	maxSeedBytes = 64 << 20
+	maxSeedLine  = 1 << 20
+)
 
 func (rt *readTimer) line(text []byte) (int64, bool) {
 	if t, ok := rt.p.Parse(text); ok {
