@@ -334,7 +334,10 @@ func (e *env) search(args []string) int {
 	case sf.filesWith || sf.filesWithout:
 		// Names only (over -c, as in grep), whatever -h says; a file's
 		// first match answers.
-		opt.Order, opt.Text, opt.MaxPerFile = query.OrderPath, false, 1
+		opt.Order, opt.Text = query.OrderPath, false
+		if opt.Limit == 0 {
+			opt.MaxPerFile = 1 // (with --limit, the limit stops the search instead)
+		}
 		opt.PerFile = func(f *query.File, n int64) error {
 			if (n > 0) == sf.filesWith {
 				return pr.name(f.Path, '\n')

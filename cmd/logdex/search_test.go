@@ -314,6 +314,14 @@ func TestSearchLimitAndQueryLanguage(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 3 {
 		t.Fatalf("limit 3: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
+	// -l and -L name files whatever --limit says.
+	for _, flag := range []string{"-l", "-L"} {
+		names, _, code := logdex(t, dir, "search", flag, "-F", "ERROR", "logs")
+		limited, stderr, lcode := logdex(t, dir, "search", flag, "--limit", "1", "-F", "ERROR", "logs")
+		if code != 0 || lcode != code || limited != names {
+			t.Fatalf("%s --limit 1: exit %d (%s), %q; without: exit %d, %q", flag, lcode, stderr, limited, code, names)
+		}
+	}
 	// Words are case-insensitive; phrases need adjacency; NOT excludes.
 	all, _, _ := logdex(t, dir, "search", "error", "logs")
 	neg, _, _ := logdex(t, dir, "search", "error -timeout", "logs")
