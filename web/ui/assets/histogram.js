@@ -101,10 +101,12 @@ export class Histogram {
     return this.data.untimed;
   }
 
-  // zoneOffset is the index's zone offset (minutes east of UTC) as the
-  // last histogram gave it; null when it gave none (no timed lines).
+  // zoneOffset is the index's zone offset (minutes east of UTC) at the
+  // end of the last histogram's range, the time it gave nearest to now
+  // (a zone with summer time has two); null when it gave none.
   zoneOffset() {
-    return this.data && parseTime(this.data.from) ? this.off : null;
+    const t = this.data && (parseTime(this.data.to) || parseTime(this.data.from));
+    return t ? t.off : null;
   }
 
   setData(d, err) {
