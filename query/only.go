@@ -197,7 +197,10 @@ func (q *Query) literalSet() *literalSet {
 		case *lang.Not:
 			return n == q.root && walk(n.Kid)
 		case *lang.Literal:
-			ls.fold = n.Fold
+			if ls.n > 0 && n.Fold != ls.fold {
+				return false // (one folding for all: mixed sets go to the regexp)
+			}
+			ls.fold, ls.n = n.Fold, ls.n+1
 			if len(n.Text) > 0 { // (an empty one's matches are empty: never printed)
 				lit := bytes.Clone(n.Text)
 				if n.Fold {
@@ -225,6 +228,7 @@ func (q *Query) literalSet() *literalSet {
 type literalSet struct {
 	byFirst [256][][]byte
 	fold    bool
+	n       int // literals seen
 }
 
 // parts returns what grep -o prints of a line: at each position from the

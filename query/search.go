@@ -99,8 +99,8 @@ type Options struct {
 	TotalBudget int64
 	// MaxPerFile, when positive, delivers each file's first MaxPerFile
 	// hits only, and stops reading a file once they are found (grep -m,
-	// and -l's first match); Total and PerFile's counts then count those.
-	// Not with Limit.
+	// and -l's first match); Total, PerFile's counts and a Histogram then
+	// count those only (with no fn too). Not with Limit.
 	MaxPerFile int64
 	// PerFile, when set, is called once for every file in order with its
 	// number of hits (zero included), as grep -c prints them.
