@@ -58,7 +58,7 @@ type config struct {
 	corpusDir     string // --corpus: reuse this tree instead of generating
 	indexDir      string // --index: reuse this index for queries and server
 	logdexBin     string // --logdex: a prebuilt binary
-	serverSeconds int
+	serverSeconds float64
 	warmupMB      int64
 	inprocMin     time.Duration
 	timeout       time.Duration
@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.corpusDir, "corpus", "", "use this existing log tree instead of a generated corpus")
 	fs.StringVar(&c.indexDir, "index", "", "use this existing index of --corpus for queries and server (not rebuilt)")
 	fs.StringVar(&c.logdexBin, "logdex", "", "use this logdex binary instead of building one")
-	fs.IntVar(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server")
+	fs.Float64Var(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server (wrk: whole seconds, at least 1)")
 	fs.Int64Var(&c.warmupMB, "warmup-mb", 4096, "corpus size in MiB for the warm-up section (small indexes page in within milliseconds)")
 	fs.DurationVar(&c.inprocMin, "inproc-min", 300*time.Millisecond, "in-process: iterate at least this long per round")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "limit for any one child process")
@@ -126,7 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.smoke {
-		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "1", "inproc-min": "20ms", "warmup-mb": "8", "small-files": "300"} {
+		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "0.3", "inproc-min": "20ms", "warmup-mb": "8", "small-files": "300"} {
 			if !set[name] {
 				fs.Set(name, v)
 			}

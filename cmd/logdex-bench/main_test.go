@@ -206,7 +206,7 @@ func TestServerSection(t *testing.T) {
 		if wrk && (toolVersion("wrk", "-v") == "" || os.Getenv("LOGDEX_LONG") == "") {
 			continue
 		}
-		cfg := &config{runs: 1, serverSeconds: 1, cacheDir: dir, corpusDir: corpusDir, indexDir: ixDir}
+		cfg := &config{runs: 1, serverSeconds: 0.3, cacheDir: dir, corpusDir: corpusDir, indexDir: ixDir}
 		b := &bench{cfg: cfg, ctx: context.Background(), log: testWriter{t}, tmp: t.TempDir(), bin: os.Args[0],
 			rep: &Report{Machine: Machine{Cores: 2}}}
 		if wrk {

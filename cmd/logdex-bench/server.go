@@ -367,7 +367,7 @@ func (b *bench) serverLoad(res *ServerResult, s *served, name, path string, cach
 		res.Notes = append(res.Notes, fmt.Sprintf("GET %s answered %d (%v): load not measured", path, code, err))
 		return nil
 	}
-	dur := time.Duration(b.cfg.serverSeconds) * time.Second
+	dur := time.Duration(b.cfg.serverSeconds * float64(time.Second))
 	if b.cfg.smoke {
 		conns = conns[len(conns)-1:] // the most connections only: a smoke run checks the path, not the curve
 	}

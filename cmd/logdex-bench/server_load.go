@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,7 +36,7 @@ func get(u string) (int, error) {
 func (b *bench) wrk(u string, conns int, dur time.Duration) (qps, p50, p99 float64, errs int, err error) {
 	threads := min(conns, b.rep.Machine.Cores)
 	r, err := runProc(b.ctx, nil, nil, 0, "wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
-		"-d", fmt.Sprintf("%ds", int(dur.Seconds())), "--latency", u)
+		"-d", fmt.Sprintf("%ds", max(1, int(math.Ceil(dur.Seconds())))), "--latency", u)
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
