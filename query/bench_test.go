@@ -13,17 +13,7 @@ import (
 // BenchmarkQueries runs representative queries against the index named by
 // LOGDEX_BENCH_INDEX (e.g. one built by cmd/logdex-bench); skipped without.
 func BenchmarkQueries(b *testing.B) {
-	dir := os.Getenv("LOGDEX_BENCH_INDEX")
-	if dir == "" {
-		b.Skip("set LOGDEX_BENCH_INDEX to an index directory")
-	}
-	ix, err := mmapstore.Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	s := NewSearcher(ix, nil)
-	defer s.Close()
+	s := benchSearcher(b)
 	for _, tc := range []struct {
 		name string
 		mode lang.Mode
@@ -85,4 +75,23 @@ func BenchmarkCompileRegex(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchSearcher opens the index named by LOGDEX_BENCH_INDEX for the
+// benchmark (closed when it ends); it skips the benchmark without one.
+func benchSearcher(b *testing.B) *Searcher {
+	dir := os.Getenv("LOGDEX_BENCH_INDEX")
+	if dir == "" {
+		b.Skip("set LOGDEX_BENCH_INDEX to an index directory")
+	}
+	ix, err := mmapstore.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSearcher(ix, nil)
+	b.Cleanup(func() {
+		s.Close()
+		ix.Close()
+	})
+	return s
 }
