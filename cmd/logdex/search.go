@@ -88,7 +88,8 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.only, "o", false, "print only the matched parts of lines, each on its own line (grep -o; with -F, -E, -G)")
 	fs.BoolVar(&sf.words, "w", false, "match whole words only (grep -w; with -F, -E, -G)")
 	fs.BoolVar(&sf.lines, "x", false, "match whole lines only (grep -x; with -F, -E, -G)")
-	fs.IntVar(&sf.maxCount, "m", -1, "stop each file after `NUM` matching lines (grep -m; -1: no limit)")
+	sf.maxCount = -1
+	fs.Var(maxCountFlag{&sf.maxCount}, "m", "stop each file after `NUM` matching lines (grep -m; a negative NUM, or one too large to hold: no limit)")
 	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
 	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
 	fs.BoolVar(&sf.quiet, "q", false, "print nothing; exit 0 on the first match (even if a file could not be read)")
@@ -971,4 +972,29 @@ func onlyParts(q *query.Query, patterns []string, mode lang.Mode, fold, words bo
 		return nil, err
 	}
 	return plain.WordMatches()
+}
+
+// maxCountFlag is grep's -m NUM: a negative NUM, or one past the largest
+// integer, sets no limit (-1), as grep 3.8 reads them.
+type maxCountFlag struct{ n *int }
+
+func (f maxCountFlag) String() string {
+	if f.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f maxCountFlag) Set(v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		n = -1
+	case err != nil:
+		return errors.New("invalid max count")
+	case n < 0:
+		n = -1
+	}
+	*f.n = int(n)
+	return nil
 }

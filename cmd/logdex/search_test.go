@@ -152,6 +152,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"inverted, no line left", []string{"search", "-v", "-E", "^", "logs/app"}, []string{"-rnv", "-E", "^", "logs/app"}},
 		{"max count", []string{"search", "-m", "2", "-F", "ERROR", "logs"}, []string{"-rn", "-m", "2", "-F", "ERROR", "logs"}},
 		{"max count, counted", []string{"search", "-cm2", "-F", "ERROR", "logs"}, []string{"-rc", "-m2", "-F", "ERROR", "logs"}},
+		{"max count negative: no limit", []string{"search", "-c", "-m", "-1", "-F", "ERROR", "logs"}, []string{"-rc", "-m", "-1", "-F", "ERROR", "logs"}},
+		{"max count past the largest integer", []string{"search", "-m", "99999999999999999999", "-F", "ERROR", "logs"}, []string{"-rn", "-m", "99999999999999999999", "-F", "ERROR", "logs"}},
 		{"max count 0", []string{"search", "-m0", "-F", "ERROR", "logs"}, []string{"-rn", "-m0", "-F", "ERROR", "logs"}},
 		{"max count 0, files without", []string{"search", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rL", "-m0", "-F", "ERROR", "logs/app"}},
 		{"max count 0, quiet", []string{"search", "-q", "-L", "-m0", "-F", "ERROR", "logs/app"}, []string{"-rqL", "-m0", "-F", "ERROR", "logs/app"}},
