@@ -7,6 +7,7 @@ import (
 
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/mmapstore/wordwise"
+	"github.com/logdex/logdex/query/internal/scan"
 )
 
 // Matching words on ASCII lines without tokenizing them. On an ASCII line a
@@ -23,36 +24,10 @@ var wordByte = func() (t [256]bool) {
 	return t
 }()
 
-// isASCII reports whether b holds only bytes below 0x80, 32 at a time
-// (the high bits of four words ORed, one test): verifying a phrase's
-// candidates checked every line 8 bytes at a time, 18% of the page.
-func isASCII(b []byte) bool {
-	for len(b) >= 32 {
-		w := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
-			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
-		if w&wordwise.Highs != 0 {
-			return false
-		}
-		b = b[32:]
-	}
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&wordwise.Highs != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // asciiLine reports whether the line is all ASCII, checked once per line.
 func (ls *lineState) asciiLine() bool {
 	if !ls.asciiKnown {
-		ls.ascii, ls.asciiKnown = isASCII(ls.line), true
+		ls.ascii, ls.asciiKnown = scan.IsASCII(ls.line), true
 	}
 	return ls.ascii
 }
@@ -129,6 +104,15 @@ func tokenEnd(line []byte, b int) int {
 		b++
 	}
 	return b
+}
+
+// lower is c's lower-case letter, c itself when it is not an upper-case
+// letter.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // upper is c's upper-case letter, c itself when it is not a lower-case

@@ -76,21 +76,3 @@ func checkASCIIFind(t *testing.T, line, phrase string) {
 		}
 	}
 }
-
-// TestIsASCII: every length up to 80 bytes, with one non-ASCII byte at
-// every position or none.
-func TestIsASCII(t *testing.T) {
-	for n := range 81 {
-		line := []byte(strings.Repeat("a", n))
-		if !isASCII(line) {
-			t.Fatalf("%d ASCII bytes: not ASCII", n)
-		}
-		for i := range n {
-			line[i] = 0x80 | byte(i)
-			if isASCII(line) {
-				t.Fatalf("%d bytes, byte %d is %#x: ASCII", n, i, line[i])
-			}
-			line[i] = 'a'
-		}
-	}
-}

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,15 +38,4 @@ func cpuNow() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// BenchmarkIsASCII checks a JSON log line of 500 bytes, as verifying a
-// phrase's candidates does for each.
-func BenchmarkIsASCII(b *testing.B) {
-	line := []byte(strings.Repeat(`{"level":"error","msg":"pool exhausted"}`, 13))[:500]
-	for b.Loop() {
-		if !isASCII(line) {
-			b.Fatal("not ASCII")
-		}
-	}
 }

@@ -195,10 +195,7 @@ func (m prefixM) highlight(ls *lineState, dst [][2]int) [][2]int {
 // equalFoldedASCII reports whether ASCII word bytes b fold to t.
 func equalFoldedASCII(b, t []byte) bool {
 	for k, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != t[k] {
+		if lower(c) != t[k] {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/logdex/logdex/mmapstore/token"
+	"github.com/logdex/logdex/query/internal/scan"
 	"github.com/logdex/logdex/query/lang"
 )
 
@@ -106,7 +107,7 @@ func TestHighlightsSkipEmptyMatches(t *testing.T) {
 // ok is false, and dst unchanged, when the line holds other bytes (the
 // token scanner then decides).
 func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int, ok bool) {
-	if !isASCII(line) {
+	if !scan.IsASCII(line) {
 		return dst, false
 	}
 	out, _ = asciiFind(line, [][]byte{t}, prefix, dst, false)

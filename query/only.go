@@ -63,7 +63,7 @@ func (q *Query) wordsRegexp() (func(dst [][2]int, line []byte) [][2]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	const nonWord = `[^0-9A-Za-z_]`
+	nonWord := lang.NonWord
 	inner := "((?:" + strings.Join(exprs, ")|(?:") + "))"
 	// At the line's start, or after a non-word byte; the first search
 	// starts at the line's start, later ones at the byte before the
@@ -205,7 +205,7 @@ func (q *Query) literalSet() *literalSet {
 				lit := bytes.Clone(n.Text)
 				if n.Fold {
 					for i, c := range lit {
-						lit[i] = toLowerASCII(c) // ASCII only: the C locale's folding
+						lit[i] = lower(c) // ASCII only: the C locale's folding
 					}
 				}
 				ls.byFirst[lit[0]] = append(ls.byFirst[lit[0]], lit)
@@ -238,7 +238,7 @@ func (ls *literalSet) parts(words bool) func(dst [][2]int, line []byte) [][2]int
 	return func(dst [][2]int, line []byte) [][2]int {
 		for i := 0; i < len(line); {
 			n := 0
-			if !words || i == 0 || !isWordByte(line[i-1]) {
+			if !words || i == 0 || !wordByte[line[i-1]] {
 				n = ls.longestAt(line, i, words)
 			}
 			if n == 0 {
@@ -257,11 +257,11 @@ func (ls *literalSet) parts(words bool) func(dst [][2]int, line []byte) [][2]int
 func (ls *literalSet) longestAt(line []byte, i int, words bool) int {
 	c := line[i]
 	if ls.fold {
-		c = toLowerASCII(c)
+		c = lower(c)
 	}
 	for _, lit := range ls.byFirst[c] {
 		end := i + len(lit)
-		if end > len(line) || words && end < len(line) && isWordByte(line[end]) {
+		if end > len(line) || words && end < len(line) && wordByte[line[end]] {
 			continue
 		}
 		if ls.fold && equalFoldedASCII(line[i:end], lit) || !ls.fold && bytes.Equal(line[i:end], lit) {
@@ -269,16 +269,4 @@ func (ls *literalSet) longestAt(line []byte, i int, words bool) int {
 		}
 	}
 	return 0
-}
-
-func toLowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// isWordByte reports whether c is a word constituent in the C locale.
-func isWordByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

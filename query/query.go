@@ -36,16 +36,7 @@ type litKey struct {
 // Compile parses and compiles patterns (several: any of them matches).
 // Each regex is translated and compiled here, once for every search.
 func Compile(patterns []string, mode lang.Mode, fold bool) (*Query, error) {
-	root, warnings, err := lang.ParseWarn(patterns, mode, fold)
-	if err != nil {
-		return nil, err
-	}
-	q, err := CompileNode(root, mode)
-	if err != nil {
-		return nil, err
-	}
-	q.warnings = warnings
-	return q, nil
+	return CompileGrep(patterns, mode, fold, GrepFlags{})
 }
 
 // GrepFlags are grep's flags that change which lines a pattern selects.

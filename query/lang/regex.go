@@ -374,6 +374,10 @@ func Whole(n Node, words bool) (Node, error) {
 	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
 }
 
+// NonWord is a Go class of the bytes grep -w takes for word edges in the
+// C locale: all but letters, digits and '_' (a widened byte >= 0x80 too).
+const NonWord = `[^0-9A-Za-z_]`
+
 // WordEdges reports whether a grep pattern holds \< or \>, which its
 // translation may turn into a character of the line next to the match:
 // the lines it selects are right, the extent of its matches not (-o, -w,
@@ -385,9 +389,8 @@ func (n *Regex) WordEdges() bool {
 // wholeRegex is the Regex of Go expression g (of pattern expr) restricted
 // to whole lines or words; wide: g reads its pattern byte by byte.
 func wholeRegex(expr string, syn Syntax, fold bool, g string, wide, words bool) (*Regex, error) {
-	const nonWord = `[^0-9A-Za-z_]`
 	if words {
-		g = `(?:^|` + nonWord + `)(?:` + g + `)(?:` + nonWord + `|$)`
+		g = `(?:^|` + NonWord + `)(?:` + g + `)(?:` + NonWord + `|$)`
 	} else {
 		g = `^(?:` + g + `)$`
 	}

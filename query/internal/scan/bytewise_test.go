@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,34 @@ func TestBytewise(t *testing.T) {
 	m.ScanLines(buf, func(int, int) bool { calls++; return false })
 	if calls != 1 {
 		t.Errorf("ScanLines went on after fn returned false: %d calls", calls)
+	}
+}
+
+// TestIsASCII: every length up to 80 bytes, with one non-ASCII byte at
+// every position or none.
+func TestIsASCII(t *testing.T) {
+	for n := range 81 {
+		line := []byte(strings.Repeat("a", n))
+		if !IsASCII(line) {
+			t.Fatalf("%d ASCII bytes: not ASCII", n)
+		}
+		for i := range n {
+			line[i] = 0x80 | byte(i)
+			if IsASCII(line) {
+				t.Fatalf("%d bytes, byte %d is %#x: ASCII", n, i, line[i])
+			}
+			line[i] = 'a'
+		}
+	}
+}
+
+// BenchmarkIsASCII checks a JSON log line of 500 bytes, as verifying a
+// phrase's candidates does for each.
+func BenchmarkIsASCII(b *testing.B) {
+	line := []byte(strings.Repeat(`{"level":"error","msg":"pool exhausted"}`, 13))[:500]
+	for b.Loop() {
+		if !IsASCII(line) {
+			b.Fatal("not ASCII")
+		}
 	}
 }
