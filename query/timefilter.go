@@ -8,6 +8,7 @@ package query
 // uses.
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -375,49 +376,27 @@ func (rt *readTimer) seedFirst(src io.ReaderAt, from, to int64) error {
 	}
 	rt.seeded = true
 	p := logtime.NewParser(rt.opts)
-	var buf []byte // the lines read and not looked at yet, from their start
-	skip := false  // in a line over maxSeedLine
-	chunk := make([]byte, 64<<10)
-	for off := from; off < to && off-from < maxSeedBytes; {
-		k, err := src.ReadAt(chunk[:min(int64(len(chunk)), to-off)], off)
-		off += int64(k)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+	n := min(to-from, maxSeedBytes)
+	r := bufio.NewReaderSize(io.NewSectionReader(src, from, n), int(min(n, maxSeedLine))+1)
+	for {
+		line, err := r.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line = nil // (not timed: the indexer does not read such a line's time)
+			_, err = r.ReadSlice('\n')
 		}
-		eof := off >= to || k == 0
-		data := chunk[:k]
-		for len(data) > 0 || eof && len(buf) > 0 {
-			nl := bytes.IndexByte(data, '\n')
-			if nl < 0 && !eof {
-				if !skip {
-					buf = append(buf, data...)
-					if len(buf) >= maxSeedLine {
-						buf, skip = buf[:0], true // (not timed: the indexer does not read such a line's time)
-					}
-				}
-				break
-			}
-			var line []byte
-			if nl < 0 {
-				line, data = append(buf, data...), nil
-			} else {
-				line, data = append(buf, data[:nl]...), data[nl+1:]
-			}
-			buf = buf[:0]
-			if skip {
-				skip = false
-				continue
-			}
-			if t, ok := p.Parse(line); ok {
+		if len(line) > 0 {
+			if t, ok := p.Parse(bytes.TrimSuffix(line, []byte{'\n'})); ok {
 				rt.carry, rt.have = t, true
 				return nil
 			}
 		}
-		if eof {
+		switch {
+		case errors.Is(err, io.EOF):
 			return nil
+		case err != nil:
+			return err
 		}
 	}
-	return nil
 }
 
 // maxSeedBytes bounds seedFirst's look ahead; lines of maxSeedLine bytes
