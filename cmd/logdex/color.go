@@ -124,7 +124,14 @@ func paint[T string | []byte](p *palette, dst []byte, sgr string, s T) []byte {
 	if sgr == "" {
 		return append(dst, s...)
 	}
-	dst = append(append(append(append(dst, "\x1b["...), sgr...), 'm'), p.eraseLine...)
-	dst = append(dst, s...)
+	dst = append(p.start(dst, sgr), s...)
 	return append(append(dst, "\x1b[m"...), p.eraseLine...)
+}
+
+// start appends the sequence that starts colour sgr (nothing when empty).
+func (p *palette) start(dst []byte, sgr string) []byte {
+	if sgr == "" {
+		return dst
+	}
+	return append(append(append(append(dst, "\x1b["...), sgr...), 'm'), p.eraseLine...)
 }

@@ -312,7 +312,9 @@ func (e *env) search(args []string) int {
 		if l := pr.color.legacy; l != "" {
 			fmt.Fprintf(e.stderr, "logdex: warning: GREP_COLOR='%s' is deprecated; use GREP_COLORS='mt=%s'\n", l, l) // as grep 3.8
 		}
-		pr.marks = matchMarks(q, compiled, compiledMode, fold, grepFlags.Words)
+		if !sf.only { // (-o's printed parts are the marks: see markedRanges)
+			pr.marks = matchMarks(q, compiled, compiledMode, fold, grepFlags.Words)
+		}
 	}
 	if sf.follow {
 		sayMissing()
@@ -368,7 +370,7 @@ func (e *env) search(args []string) int {
 			fmt.Fprintln(e.stderr, "logdex:", err)
 			return 2
 		}
-		if pr.parts, pr.invert, fn = parts, sf.invert, pr.printParts(parts); withContext {
+		if pr.parts, pr.invert, fn = parts, sf.invert, pr.printParts; withContext {
 			opt.Text, fn = false, pr.collect
 		}
 	case withContext:
@@ -688,9 +690,7 @@ func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked
 			if m[0] < at || m[1] <= m[0] || m[1] > len(text) {
 				continue // (empty matches are not coloured, as in grep)
 			}
-			if lineColor != "" {
-				b = append(append(append(append(b, "\x1b["...), lineColor...), 'm'), c.eraseLine...)
-			}
+			b = c.start(b, lineColor) // (grep ends it with the match's colour)
 			b = append(b, text[at:m[0]]...)
 			b = paint(c, b, matchColor, text[m[0]:m[1]])
 			at = m[1]
@@ -758,21 +758,25 @@ func (p *printer) print(h *query.Hit) error {
 	return p.line(h.File.Path, h.Line, ':', h.Text)
 }
 
-// printParts prints the parts of a hit's line that parts gives, each as a
-// line of its own (grep -o).
-func (p *printer) printParts(parts func(dst [][2]int, line []byte) [][2]int) func(h *query.Hit) error {
-	return func(h *query.Hit) error {
-		if p.isBinary(h) {
-			return nil
-		}
-		p.rs = parts(p.rs[:0], h.Text)
-		for _, r := range p.rs {
-			if err := p.line(h.File.Path, h.Line, ':', h.Text[r[0]:r[1]]); err != nil {
-				return err
-			}
-		}
+// printParts prints the parts of a hit's line that p.parts gives, each as
+// a line of its own (grep -o).
+func (p *printer) printParts(h *query.Hit) error {
+	if p.isBinary(h) {
 		return nil
 	}
+	return p.lineParts(h.File.Path, h.Line, ':', h.Text)
+}
+
+// lineParts prints the parts p.parts gives of a line, each as a line of
+// its own.
+func (p *printer) lineParts(path string, no int64, sep byte, text []byte) error {
+	p.rs = p.parts(p.rs[:0], text)
+	for _, r := range p.rs {
+		if err := p.line(path, no, sep, text[r[0]:r[1]]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isBinary reports whether h lies in the binary part of its file; at the
@@ -847,13 +851,7 @@ func (p *printer) flushContext() error {
 				if match[l.No] == p.invert {
 					return nil
 				}
-				p.rs = p.parts(p.rs[:0], l.Text)
-				for _, r := range p.rs {
-					if err := p.line(f.Path, l.No, sep, l.Text[r[0]:r[1]]); err != nil {
-						return err
-					}
-				}
-				return nil
+				return p.lineParts(f.Path, l.No, sep, l.Text)
 			}
 			return p.line(f.Path, l.No, sep, l.Text)
 		})
