@@ -106,7 +106,7 @@ func perfFile(t *testing.T) (logs, idx string) {
 		os.RemoveAll(idx)
 	}
 	if _, err := os.Stat(filepath.Join(idx, "MANIFEST")); err != nil {
-		if out, err := exec.Command(logdexBin(t), "index", "-q", "--index", idx, logs).CombinedOutput(); err != nil {
+		if out, err := exec.Command(builtLogdexBin(t), "index", "-q", "--index", idx, logs).CombinedOutput(); err != nil {
 			t.Fatalf("index: %v %s", err, out)
 		}
 	}
@@ -144,7 +144,7 @@ func download(t *testing.T, c *http.Client, url string, hdr ...string) int64 {
 // server, interleaving variants to spread the noise of a shared VM.
 func TestPerfContent(t *testing.T) {
 	perfOnly(t)
-	bin := logdexBin(t)
+	bin := builtLogdexBin(t)
 	logs, idx := perfFile(t)
 	type variant struct {
 		name string
@@ -244,7 +244,7 @@ func maxf(x []float64) float64 {
 func TestPerfConcurrentDownloads(t *testing.T) {
 	perfOnly(t)
 	raiseNofile(t)
-	bin := logdexBin(t)
+	bin := builtLogdexBin(t)
 	logs, idx := perfFile(t)
 	// No warm-up: its mapped index pages would count in RSS and hide what
 	// the downloads cost.
@@ -344,7 +344,7 @@ func TestPerfSearch(t *testing.T) {
 		t.Skip("no wrk")
 	}
 	raiseNofile(t)
-	bin := logdexBin(t)
+	bin := builtLogdexBin(t)
 	corpus, idx := envOr("LOGDEX_PERF_CORPUS", "/tmp/corpus1g"), envOr("LOGDEX_PERF_INDEX", "/tmp/idx1g")
 	dur := envOr("LOGDEX_PERF_DURATION", "10s")
 	for _, cache := range []string{"1s", "0"} {
@@ -369,7 +369,7 @@ func TestPerfSearch(t *testing.T) {
 func TestPerfIdleConnections(t *testing.T) {
 	perfOnly(t)
 	raiseNofile(t)
-	bin := logdexBin(t)
+	bin := builtLogdexBin(t)
 	corpus, idx := envOr("LOGDEX_PERF_CORPUS", "/tmp/corpus1g"), envOr("LOGDEX_PERF_INDEX", "/tmp/idx1g")
 	var env []string
 	if g := os.Getenv("LOGDEX_PERF_SERVER_GODEBUG"); g != "" {

@@ -24,8 +24,7 @@ func asUnprivileged(t *testing.T, dir, name string, args ...string) (string, str
 		if os.Geteuid() != 0 {
 			return logdex(t, dir, args...)
 		}
-		name = logdexBin(t)
-		must(t, os.Chmod(filepath.Dir(name), 0o755))
+		name = copyForNobody(t, logdexBin(t))
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -43,6 +42,20 @@ func asUnprivileged(t *testing.T, dir, name string, args ...string) (string, str
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// copyForNobody copies the program bin where nobody may run it (the test
+// binary's own directory is its owner's only).
+func copyForNobody(t *testing.T, bin string) string {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	must(t, err)
+	dir := t.TempDir()
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	must(t, os.Chmod(dir, 0o755))
+	name := filepath.Join(dir, "logdex")
+	must(t, os.WriteFile(name, b, 0o755))
+	return name
 }
 
 // TestSearchUnreadableFile: a file that cannot be read makes search say so
