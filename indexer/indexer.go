@@ -56,6 +56,10 @@ type Options struct {
 	Verify bool
 	// NoMerge leaves small segments unmerged (tests and measurements).
 	NoMerge bool
+	// MergeFactor is how many segments of a tier merge, and the size
+	// ratio of tiers (below 2: 8). Crash tests lower it so that runs
+	// merge often.
+	MergeFactor int
 	// MergeLater leaves merging to Merge (serve's background merger), so
 	// that a live run publishes its new lines at once; Result.MergeDue
 	// says when enough segments wait for it.
@@ -240,7 +244,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 		break
 	}
 	if opt.MergeLater {
-		u.res.MergeDue = len(u.segments) > mergeFactor
+		u.res.MergeDue = len(u.segments) > u.mergeFactor()
 	} else if err := u.mergeBuffered(ctx); err != nil {
 		u.removeNew()
 		return nil, err

@@ -28,10 +28,18 @@ import (
 )
 
 const (
-	mergeFactor   = 8       // segments per tier before they merge; each tier ×8 the last
+	mergeFactor   = 8       // segments per tier before they merge; each tier ×8 the last (Options.MergeFactor)
 	mergeMinBytes = 1 << 20 // the smallest tier's size
 	retiredRatio  = 0.5     // a segment with this share of retired lines is rewritten
 )
+
+// mergeFactor is Options.MergeFactor or its default.
+func (u *update) mergeFactor() int {
+	if u.opt.MergeFactor >= 2 {
+		return u.opt.MergeFactor
+	}
+	return mergeFactor
+}
 
 // mergeSeg is a live segment considered for merging.
 type mergeSeg struct {
@@ -82,7 +90,7 @@ func (u *update) mergeBuffered(ctx context.Context) error {
 // mergeSets picks the merges due among u.segments; live maps the ids of
 // u.next.Files to their index there (a span of another file is retired).
 func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
-	if len(u.segments) <= mergeFactor {
+	if len(u.segments) <= u.mergeFactor() {
 		return nil, nil // nothing due: no map of every file either
 	}
 	live = make(map[uint64]int, len(u.next.Files))
@@ -95,7 +103,7 @@ func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
 			cands = append(cands, ms)
 		}
 	}
-	return pickMerges(cands, u.opt.SegmentBytes), live
+	return pickMerges(cands, u.opt.SegmentBytes, u.mergeFactor()), live
 }
 
 // mergeable opens a segment's small sections to weigh its live spans; a
@@ -122,7 +130,7 @@ func (u *update) mergeable(ref mmapstore.SegmentRef, live map[uint64]int) (merge
 		}
 	}
 	ms.retired = all > 0 && float64(all-ms.live) >= retiredRatio*float64(all)
-	for size := int64(mergeMinBytes); ms.live >= size*mergeFactor; size *= mergeFactor {
+	for size, f := int64(mergeMinBytes), int64(u.mergeFactor()); ms.live >= size*f; size *= f {
 		ms.tier++
 	}
 	return ms, true
@@ -134,7 +142,7 @@ func (u *update) mergeable(ref mmapstore.SegmentRef, live map[uint64]int) (merge
 // segment holding half of maxBytes or more is as large as a merge would
 // make it: it is left alone unless mostly retired (rewriting it would
 // only copy it, on every run).
-func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
+func pickMerges(cands []mergeSeg, maxBytes int64, factor int) [][]mergeSeg {
 	tiers := map[int][]mergeSeg{}
 	for _, c := range cands {
 		if c.retired || c.live*2 < maxBytes {
@@ -150,7 +158,7 @@ func pickMerges(cands []mergeSeg, maxBytes int64) [][]mergeSeg {
 	for _, tier := range slices.Sorted(maps.Keys(tiers)) {
 		segs := tiers[tier]
 		sort.Slice(segs, func(i, j int) bool { return segs[i].ref.Name < segs[j].ref.Name })
-		if len(segs) < mergeFactor {
+		if len(segs) < factor {
 			for _, s := range segs {
 				flush([]mergeSeg{s})
 			}

@@ -48,7 +48,7 @@ func TestPickMerges(t *testing.T) {
 		{"too few small ones wait", small[:mergeFactor-1], nil},
 		{"a retired full one is rewritten alone", mixed, [][]string{{"seg-0000"}}},
 	} {
-		if got := names(pickMerges(slices.Clone(c.cands), maxBytes)); !slices.EqualFunc(got, c.want, slices.Equal) {
+		if got := names(pickMerges(slices.Clone(c.cands), maxBytes, mergeFactor)); !slices.EqualFunc(got, c.want, slices.Equal) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -84,6 +85,7 @@ func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress 
 	var drawn atomic.Bool
 	opt.Logger = newLoggerTo(clearingWriter{e.stderr, &drawn}, isTerminal(e.stderr), level)
 	opt.MergesWritten = mergePause(opt.Logger)
+	opt.MergeFactor = debugMergeFactor()
 	if opt.Location == nil {
 		opt.Location = e.tz
 	}
@@ -117,6 +119,14 @@ func (c clearingWriter) Write(p []byte) (int, error) {
 		io.WriteString(c.w, "\r\033[K")
 	}
 	return c.w.Write(p)
+}
+
+// debugMergeFactor reads the undocumented LOGDEX_DEBUG_MERGE_FACTOR=N,
+// indexer.Options.MergeFactor: with 2 nearly every run merges, which the
+// SIGKILL test needs to kill runs mid-merge.
+func debugMergeFactor() int {
+	n, _ := strconv.Atoi(os.Getenv("LOGDEX_DEBUG_MERGE_FACTOR"))
+	return n
 }
 
 // mergePause reads the undocumented LOGDEX_DEBUG_MERGE_PAUSE=DURATION: after

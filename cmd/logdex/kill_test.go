@@ -194,11 +194,11 @@ func testSeed() uint64 {
 // (then within the pause), or else at a random moment, and waits for it
 // to end (done, which it refills). It tells where the kill landed; a
 // process that ended first is "exited".
-func killAt(t *testing.T, r *rand.Rand, pid int, stderr func() string, done chan error, midMerge bool) string {
+func killAt(t *testing.T, r *rand.Rand, pid int, stderr func() string, done chan error, midMerge bool, from, to time.Duration) string {
 	t.Helper()
 	var random <-chan time.Time
 	if !midMerge {
-		random = time.After(time.Duration(50+r.IntN(600)) * time.Millisecond)
+		random = time.After(from + time.Duration(r.Int64N(int64(to-from))))
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -248,7 +248,7 @@ func TestServeSIGKILL(t *testing.T) {
 			env = []string{"LOGDEX_DEBUG_MERGE_PAUSE=300ms"}
 		}
 		s := startServe(t, env, args...)
-		kind := killAt(t, r, s.pid, s.stderr.String, s.done, midMerge)
+		kind := killAt(t, r, s.pid, s.stderr.String, s.done, midMerge, 50*time.Millisecond, 650*time.Millisecond)
 		if kind == "exited" {
 			t.Fatalf("round %d: the server exited before the kill:\n%s", round, s.stderr)
 		}
@@ -296,7 +296,9 @@ func TestServeSIGKILL(t *testing.T) {
 }
 
 // TestIndexSIGKILL does the same with `logdex index` runs over appended
-// lines and rotated files, with small segments so that runs merge.
+// lines and rotated files, merging at every run (a merge factor of 2), and
+// fails unless kills landed both mid-run and mid-merge: runs are quick, so
+// a random kill's moment is drawn within the last run's duration.
 func TestIndexSIGKILL(t *testing.T) {
 	bin := logdexBin(t)
 	dir := t.TempDir()
@@ -306,6 +308,7 @@ func TestIndexSIGKILL(t *testing.T) {
 	seqs := make([]int, 4)
 	kinds := map[string]int{}
 	rounds := killRounds(8, 40)
+	runTime := 300 * time.Millisecond // a run's duration, measured by the runs that end
 	for round := range rounds {
 		for f := range seqs {
 			name := filepath.Join(logs, fmt.Sprintf("w%d.log", f))
@@ -313,7 +316,7 @@ func TestIndexSIGKILL(t *testing.T) {
 				must(t, os.Rename(name, fmt.Sprintf("%s.%d", name, round)))
 			}
 			var b bytes.Buffer
-			for range 4000 + r.IntN(4000) {
+			for range 1000 + r.IntN(1000) {
 				b.Write(numberedLine(f, seqs[f], r))
 				seqs[f]++
 			}
@@ -324,21 +327,32 @@ func TestIndexSIGKILL(t *testing.T) {
 			must(t, err)
 		}
 		midMerge := round%2 == 1
-		cmd := exec.Command(bin, "index", "-q", "--segment-mb", "1", "--index", idx, logs)
+		cmd := exec.Command(bin, "index", "-q", "--segment-mb", "4", "--index", idx, logs)
+		cmd.Env = append(os.Environ(), "LOGDEX_DEBUG_MERGE_FACTOR=2")
 		if midMerge {
-			cmd.Env = append(os.Environ(), "LOGDEX_DEBUG_MERGE_PAUSE=300ms")
+			cmd.Env = append(cmd.Env, "LOGDEX_DEBUG_MERGE_PAUSE=300ms")
 		}
 		var stderr syncBuf
 		cmd.Stderr = &stderr
+		start := time.Now()
 		must(t, cmd.Start())
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		kind := killAt(t, r, cmd.Process.Pid, stderr.String, done, midMerge)
+		kind := killAt(t, r, cmd.Process.Pid, stderr.String, done, midMerge, 0, runTime)
+		if kind == "exited" {
+			if err := <-done; err != nil {
+				t.Fatalf("round %d: %v\n%s", round, err, stderr.String())
+			}
+			runTime = time.Since(start)
+		}
 		kinds[kind]++
 		if _, err := os.Stat(filepath.Join(idx, mmapstore.ManifestName)); err != nil && round == 0 {
 			continue // killed before the first index was published
 		}
 		checkIndex(t, idx, fmt.Sprintf("round %d (%s)", round, kind))
+	}
+	if kinds["random"] == 0 || kinds["mid-merge"] == 0 {
+		t.Fatalf("kills landed %v: no run was killed mid-run and mid-merge", kinds)
 	}
 	if out, err := exec.Command(bin, "index", "-q", "--index", idx, logs).CombinedOutput(); err != nil {
 		t.Fatalf("index: %v\n%s", err, out)
