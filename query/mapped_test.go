@@ -98,7 +98,7 @@ func TestMappedReadTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := f.spans[0]
-	tk := &task{taskBody: taskBody{kind: taskIDs, file: f, h: h, seg: s.segs[sr.seg], span: sr.span, plan: plans[sr.seg]}}
+	tk := &task{taskBody: taskBody{kind: taskIDs, file: f, h: h, seg: s.segs[sr.seg], span: sr.span, plan: plans.plans[sr.seg]}}
 	var ls lineState
 	s.run(context.Background(), q, tk, true, false, 0, &ls)
 	if tk.err != nil {

@@ -30,10 +30,88 @@ type segPlan struct {
 	verify *roaring.Bitmap // planIDs: the subset that must be read and checked; nil = all
 }
 
+// planSet is a search's segment plans: all made before it starts (plan),
+// or each made when the search first reaches the segment (lazyPlans).
+type planSet struct {
+	plans []*segPlan
+	// Lazy: what makes a missing plan, and what the plans made so far
+	// cost (Stats.Terms, Stats.Blocks). Only the producer asks for them.
+	s             *Searcher
+	q             *Query
+	tr            *TimeRange
+	lookups       func()
+	terms, blocks int
+}
+
+// lazyPlans plans no segment yet: a page whose count is bounded stops
+// reading once the page is full and the budget spent, and then has no use
+// for the later segments' plans (intersecting a phrase's two common
+// words over a whole index cost more than its first page).
+func (s *Searcher) lazyPlans(q *Query, tr *TimeRange) *planSet {
+	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr}
+	var once sync.Once
+	ps.lookups = func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
+	return ps
+}
+
+// get is segment i's plan, made now if it is not yet.
+func (ps *planSet) get(i int) (*segPlan, error) {
+	if p := ps.plans[i]; p != nil {
+		return p, nil
+	}
+	p, terms, blocks, err := ps.s.planSegment(ps.q, ps.tr, i, ps.lookups)
+	if errors.Is(err, mmapstore.ErrCorrupt) {
+		p, err = &segPlan{mode: planRaw}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps.plans[i] = p
+	ps.terms += terms
+	ps.blocks += blocks
+	return p, nil
+}
+
+// scans reports whether the first segment's plan reads it whole (the
+// query has no literal to narrow it by): lazy plans run inline, in the
+// caller's goroutine, but for a page that scans, which workers read in
+// parallel.
+func (ps *planSet) scans() bool {
+	if len(ps.plans) == 0 {
+		return false
+	}
+	p, err := ps.get(0)
+	return err != nil || p.mode == planScan || p.mode == planRaw
+}
+
+// stats adds what the lazy plans cost and the damaged segments to st.
+func (ps *planSet) stats(st *Stats) {
+	if ps.s == nil {
+		return // (plan counted its own)
+	}
+	st.Terms += ps.terms
+	st.Blocks += ps.blocks
+	for _, seg := range ps.s.segs {
+		if err := seg.Damage(); err != nil {
+			st.Damaged = append(st.Damaged, err.Error())
+		}
+	}
+}
+
+// prefetchTermBlocks asks for the term-block indexes of the segments with
+// lines in the time range.
+func (s *Searcher) prefetchTermBlocks(tr *TimeRange) {
+	for _, seg := range s.segs {
+		if segmentMeets(seg, tr) {
+			seg.PrefetchTermBlocks()
+		}
+	}
+}
+
 // plan evaluates the query on every segment's dictionary, in parallel.
 // A time range narrows each segment to the lines that may lie in it
 // before any postings list is decoded.
-func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers int, st *Stats) ([]*segPlan, error) {
+func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers int, st *Stats) (*planSet, error) {
 	segs := s.segs
 	plans := make([]*segPlan, len(segs))
 	errs := make([]error, len(segs))
@@ -44,15 +122,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	// by page (a query of substrings only looks no term up), for the
 	// segments with lines in the time range.
 	var once sync.Once
-	lookups := func() {
-		once.Do(func() {
-			for _, seg := range segs {
-				if segmentMeets(seg, tr) {
-					seg.PrefetchTermBlocks()
-				}
-			}
-		})
-	}
+	lookups := func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
 	var next atomic.Int64
 	work := func() {
 		for {
@@ -88,7 +158,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return plans, ctx.Err()
+	return &planSet{plans: plans}, ctx.Err()
 }
 
 func (s *Searcher) planSegment(q *Query, tr *TimeRange, i int, lookups func()) (_ *segPlan, _, _ int, err error) {

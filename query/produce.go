@@ -133,7 +133,11 @@ type taskBody struct {
 }
 
 // spans by offset, then its unindexed tail.
-func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*segPlan, countOnly bool, emit func(*task) bool) error {
+//
+// A page whose count is bounded ends here once its budget is spent: the
+// page is full by then (only a task past it spends the budget), and the
+// files after it would only be counted. cut says so (Stats.TotalAtLeast).
+func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *planSet, countOnly bool, emit func(*task) bool) (cut bool, err error) {
 	var sure int64 // hits the tasks emitted so far hold at least
 	timing := opt.Time != nil || opt.Times || opt.Histogram != nil
 	if opt.Only == nil && !opt.Synced { // (indexed lines only: what files hold now does not matter)
@@ -208,7 +212,11 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 	}
 	for fi, f := range s.files {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return false, ctx.Err()
+		}
+		if opt.Limit > 0 && budget.spent() {
+			cut = true
+			break
 		}
 		dirs.At(fi)
 		indexed := f.Path
@@ -221,7 +229,10 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 		}
 		ts := tsBuf[:0] // (not kept: send emits the tasks, not the slice)
 		for _, sr := range f.spans {
-			p := plans[sr.seg]
+			p, err := plans.get(sr.seg)
+			if err != nil {
+				return false, err
+			}
 			if p.mode == planNone {
 				continue
 			}
@@ -252,7 +263,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				continue
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			for ci, c := range chunks {
 				if opt.Time != nil && sp.Timed && !chunkMeets(seg, sr.span, chunks, ci, opt.Time) {
@@ -277,7 +288,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			stale := h.Stale() != nil
 			h.Close()
 			if stale && !send(f, live.Failed(live.ErrDeleted), nil, 0) {
-				return ctx.Err()
+				return false, ctx.Err()
 			}
 			continue
 		}
@@ -305,7 +316,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 					if skip {
 						cur.Close()
 					} else if !send(fc, cur, []*task{t}, after) {
-						return ctx.Err()
+						return false, ctx.Err()
 					}
 				} else if err == nil {
 					cur.Close()
@@ -359,7 +370,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 				spare.put(ts) // never emitted
 				h.Close()
 				if counted = append(counted, fc); len(counted) == countedBatch && !flushCounted() {
-					return ctx.Err()
+					return false, ctx.Err()
 				}
 				continue
 			}
@@ -371,13 +382,13 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans []*
 			after = c.Line
 		}
 		if !send(f, h, ts, after) {
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 	if !flushCounted() {
-		return ctx.Err()
+		return false, ctx.Err()
 	}
-	return nil
+	return cut, nil
 }
 
 // rawTask reads span sp as a byte range of f's file, without the offset
@@ -458,7 +469,10 @@ func (f *File) atPath() *File {
 
 // countBudget is what a search may still read only to count hits past the
 // page (Options.TotalBudget), shared by its tasks.
-type countBudget struct{ left atomic.Int64 }
+type countBudget struct {
+	left    atomic.Int64
+	refused atomic.Bool // spend said no
+}
 
 // newCountBudget is the budget opt allows: nil when every hit must be
 // counted (grep -c, histograms, an exact Total), zero when counts past the
@@ -481,6 +495,10 @@ func newCountBudget(opt Options) *countBudget {
 	return nil
 }
 
+// spent reports whether a task found the budget run out: its page is
+// full (a nil budget never runs out).
+func (b *countBudget) spent() bool { return b != nil && b.refused.Load() }
+
 // spend takes n bytes from the budget; false when it has run out (a nil
 // budget never does). The last read may overdraw it.
 func (b *countBudget) spend(n int64) bool {
@@ -488,6 +506,7 @@ func (b *countBudget) spend(n int64) bool {
 		return true
 	}
 	if b.left.Load() <= 0 {
+		b.refused.Store(true)
 		return false
 	}
 	b.left.Add(-n)

@@ -209,16 +209,22 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	}
 	st := &Stats{Segments: len(s.segs)}
 
-	plans, err := s.plan(ctx, q, opt.Time, workers, st)
-	if err != nil {
-		return nil, err
+	var plans *planSet
+	if boundedPage(opt) {
+		plans = s.lazyPlans(q, opt.Time)
+		defer plans.stats(st)
+	} else {
+		var err error
+		if plans, err = s.plan(ctx, q, opt.Time, workers, st); err != nil {
+			return nil, err
+		}
 	}
 
 	var delivered atomic.Int64
 	countOnly := func() bool {
 		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
 	}
-	if !s.noInline && (fewCandidates(plans, exactRead(opt)) || fn == nil && countsByRank(plans, opt)) {
+	if !s.noInline && (plans.s != nil && !plans.scans() || fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)) {
 		return st, s.searchInline(ctx, q, opt, plans, st, fn)
 	}
 	tasks := make(chan *task, 2*workers)
@@ -242,10 +248,12 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 		}()
 	}
 	prodErr := make(chan error, 1)
+	var cut bool
 	go func() {
 		defer close(order)
 		defer close(tasks)
-		prodErr <- s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
+		var err error
+		cut, err = s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 			if !t.kind.runs() {
 				t.done = closedDone
 			} else {
@@ -263,9 +271,10 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 				return false
 			}
 		})
+		prodErr <- err
 	}()
 
-	err = s.consume(ctx, opt, order, st, &delivered, fn)
+	err := s.consume(ctx, opt, order, st, &delivered, fn)
 	cancel()
 	for t := range order { // drain so the producer and workers finish
 		<-t.done
@@ -278,7 +287,15 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	if err != nil {
 		return st, err
 	}
+	st.TotalAtLeast = st.TotalAtLeast || cut
 	return st, nil
+}
+
+// boundedPage reports whether a search is a page whose count past it is
+// bounded (Options.TotalBudget, or none at all): it plans segments as it
+// reaches them (lazyPlans).
+func boundedPage(opt Options) bool {
+	return opt.Limit > 0 && opt.PerFile == nil && opt.Histogram == nil && (!opt.CountAll || opt.TotalBudget > 0)
 }
 
 // inlineMax is the most candidate lines a search runs without its worker
@@ -348,10 +365,10 @@ func exactRead(opt Options) uint64 {
 // searchInline is Search for selective queries, in the caller's
 // goroutine: tasks run as they are produced (only files grown since
 // indexing add scans, of their new bytes), then are delivered in order.
-func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans []*segPlan, st *Stats, fn func(*Hit) error) error {
+func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans *planSet, st *Stats, fn func(*Hit) error) error {
 	var ts []*task
 	var ls lineState
-	perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
+	cut, perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 		t.done = closedDone
 		if t.kind.runs() {
 			co := fn == nil || t.beyond
@@ -373,6 +390,7 @@ func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plan
 	if err == nil && perr != nil {
 		err = perr
 	}
+	st.TotalAtLeast = st.TotalAtLeast || cut && err == nil
 	return err
 }
 
