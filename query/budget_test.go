@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,5 +232,58 @@ func TestMaxPerFileWithLimit(t *testing.T) {
 	}
 	if _, err := s.Search(context.Background(), q, Options{MaxPerFile: 1, Limit: 5}, func(*Hit) error { return nil }); err == nil {
 		t.Fatal("MaxPerFile with Limit accepted")
+	}
+}
+
+// TestBoundedPageManyFiles: over many files of a few hits each, a page
+// with a count budget reads its page, counts within the budget and stops
+// there (no file holds a page alone, so it is the hits of earlier files
+// that fill it); the next page is offered.
+func TestBoundedPageManyFiles(t *testing.T) {
+	root := t.TempDir()
+	for f := range 200 {
+		var b strings.Builder
+		for i := range 30 {
+			switch i % 10 {
+			case 3:
+				fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: pool exhausted after %d tries\n", i, f, i)
+			case 6: // a candidate to verify
+				fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: exhausted the pool of %d\n", i, f, i)
+			default:
+				fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: served in %d ms\n", i, f, i)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("w%03d.log", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 64<<10, root)
+	q, err := Compile([]string{`"pool exhausted"`}, lang.ModeQuery, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	full, err := s.Search(context.Background(), q, Options{}, func(h *Hit) error {
+		all = append(all, fmt.Sprint(h.File.Path, ":", h.Line))
+		return nil
+	})
+	if err != nil || full.Total != 600 {
+		t.Fatalf("full search: %v, %d hits", err, full.Total)
+	}
+	for _, text := range []bool{false, true} {
+		var page []string
+		st, err := s.Search(context.Background(), q, Options{Limit: 10, CountAll: true, TotalBudget: 16 << 10, Text: text}, func(h *Hit) error {
+			page = append(page, fmt.Sprint(h.File.Path, ":", h.Line))
+			return nil
+		})
+		if err != nil || !slices.Equal(page, all[:10]) {
+			t.Fatalf("text %t: %v, page %v, want %v", text, err, page, all[:10])
+		}
+		if !st.TotalAtLeast || !st.Truncated || st.Total < 10 || st.Total >= full.Total {
+			t.Errorf("text %t: total %d (at least %t, more pages %t), want a lower bound and a next page", text, st.Total, st.TotalAtLeast, st.Truncated)
+		}
+		if st.Verified*4 > full.Verified || st.Terms >= full.Terms {
+			t.Errorf("text %t: verified %d lines and looked up %d terms, the whole count %d and %d", text, st.Verified, st.Terms, full.Verified, full.Terms)
+		}
 	}
 }

@@ -92,7 +92,7 @@ func (ps *planSet) stats(st *Stats) {
 	st.Terms += ps.terms
 	st.Blocks += ps.blocks
 	for _, seg := range ps.s.segs {
-		if err := seg.Damage(); err != nil {
+		if err := seg.Damage(); err != nil && !slices.Contains(st.Damaged, err.Error()) { // (a task may have said so)
 			st.Damaged = append(st.Damaged, err.Error())
 		}
 	}

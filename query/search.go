@@ -224,7 +224,13 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	countOnly := func() bool {
 		return fn == nil || (opt.Limit > 0 && delivered.Load() >= int64(opt.Limit))
 	}
-	if !s.noInline && (plans.s != nil && !plans.scans() || fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)) {
+	var inline bool
+	if plans.s != nil { // lazy: no plan to judge by yet
+		inline = !plans.scans()
+	} else {
+		inline = fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)
+	}
+	if inline && !s.noInline {
 		return st, s.searchInline(ctx, q, opt, plans, st, fn)
 	}
 	tasks := make(chan *task, 2*workers)
@@ -287,7 +293,10 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	if err != nil {
 		return st, err
 	}
-	st.TotalAtLeast = st.TotalAtLeast || cut
+	if cut {
+		// Hits may follow where counting stopped: the page has a next one.
+		st.TotalAtLeast, st.Truncated = true, st.Truncated || fn != nil
+	}
 	return st, nil
 }
 
@@ -368,11 +377,17 @@ func exactRead(opt Options) uint64 {
 func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans *planSet, st *Stats, fn func(*Hit) error) error {
 	var ts []*task
 	var ls lineState
+	recorded := 0 // hits the tasks run so far hold for the page: past Limit, tasks only count
 	cut, perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
 		t.done = closedDone
 		if t.kind.runs() {
-			co := fn == nil || t.beyond
+			co := fn == nil || t.beyond || opt.Limit > 0 && recorded >= opt.Limit
 			s.run(ctx, q, t, opt.Text && !co, co, t.need, &ls)
+			for i := range t.hits {
+				if t.hits[i].line > t.after {
+					recorded++
+				}
+			}
 		}
 		ts = append(ts, t)
 		return true
@@ -390,7 +405,9 @@ func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plan
 	if err == nil && perr != nil {
 		err = perr
 	}
-	st.TotalAtLeast = st.TotalAtLeast || cut && err == nil
+	if cut && err == nil {
+		st.TotalAtLeast, st.Truncated = true, st.Truncated || fn != nil
+	}
 	return err
 }
 
