@@ -287,3 +287,79 @@ func TestBoundedPageManyFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundedPageOneBigFile: one file spanning many segments; a page with
+// a count budget plans the segments its page and budget reach, not all.
+func TestBoundedPageOneBigFile(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := range 30000 {
+		switch i % 10 {
+		case 3:
+			fmt.Fprintf(&b, "2026-11-30T12:%02d:%02dZ worker %d: pool exhausted after %d tries\n", i/60%60, i%60, i%7, i)
+		case 6:
+			fmt.Fprintf(&b, "2026-11-30T12:%02d:%02dZ worker %d: exhausted the pool of %d\n", i/60%60, i%60, i%7, i)
+		default:
+			fmt.Fprintf(&b, "2026-11-30T12:%02d:%02dZ worker %d: served in %d ms\n", i/60%60, i%60, i%7, i)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "app.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := testIndex(t, 64<<10, root)
+	for _, text := range []string{`"pool exhausted"`, `exhausted AND NOT "exhausted the"`} {
+		q, err := Compile([]string{text}, lang.ModeQuery, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		full, err := s.Search(context.Background(), q, Options{}, func(h *Hit) error {
+			all = append(all, fmt.Sprint(h.Line))
+			return nil
+		})
+		if err != nil || full.Total != 3000 || full.Segments < 10 {
+			t.Fatalf("%s: %v, %d hits, %d segments", text, err, full.Total, full.Segments)
+		}
+		var page []string
+		st, err := s.Search(context.Background(), q, Options{Limit: 20, CountAll: true, TotalBudget: 16 << 10, Text: true}, func(h *Hit) error {
+			page = append(page, fmt.Sprint(h.Line))
+			return nil
+		})
+		if err != nil || !slices.Equal(page, all[:20]) {
+			t.Fatalf("%s: %v, page %v, want %v", text, err, page, all[:20])
+		}
+		if !st.TotalAtLeast || !st.Truncated || st.Total < 20 || st.Total >= full.Total {
+			t.Errorf("%s: total %d (at least %t, more pages %t), want a lower bound and a next page", text, st.Total, st.TotalAtLeast, st.Truncated)
+		}
+		if st.Terms*3 > full.Terms {
+			t.Errorf("%s: the page looked up %d terms, the whole search %d (%d segments)", text, st.Terms, full.Terms, full.Segments)
+		}
+	}
+}
+
+// TestBoundedPageWordPastLongLines: a word's page whose count budget runs
+// out on lines too long to index still counts the later files' hits from
+// the index (its count is a lower bound only for those lines).
+func TestBoundedPageWordPastLongLines(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("padding ", 200<<10) + "\n" // 1.6 MiB: not tokenized
+	files := map[string]string{
+		"a.log": strings.Repeat("2026-11-30T12:00:00Z error one\n", 30),
+		"b.log": long + long,
+		"c.log": strings.Repeat("2026-11-30T12:00:00Z error two\n", 40),
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 1<<20, root)
+	q, err := Compile([]string{"error"}, lang.ModeQuery, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Search(context.Background(), q, Options{Limit: 1, CountAll: true, TotalBudget: 64 << 10, Text: true}, func(*Hit) error { return nil })
+	if err != nil || st.Total != 70 {
+		t.Fatalf("%v: total %d (at least %t), want 70", err, st.Total, st.TotalAtLeast)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/query/lang"
 )
 
 type planMode uint8
@@ -41,6 +42,30 @@ type planSet struct {
 	tr            *TimeRange
 	lookups       func()
 	terms, blocks int
+	// deferSpans: tasks run in the producer (inline), so a file's later
+	// spans may wait for their plans until they run (task.deferred).
+	deferSpans bool
+	// cuts: once the count budget is spent, the files and spans after are
+	// neither planned nor counted. Not for a query the index counts
+	// (words and their AND/OR/NOT): its counts cost no reading, and stay
+	// exact but for lines too long to index.
+	cuts bool
+}
+
+// indexCounts reports whether the index counts n's matches without
+// reading lines (its plans are exact, but for unindexed lines).
+func indexCounts(n lang.Node) bool {
+	switch n := n.(type) {
+	case *lang.Term, *lang.Prefix, *lang.All:
+		return true
+	case *lang.Not:
+		return indexCounts(n.Kid)
+	case *lang.Or:
+		return !slices.ContainsFunc(n.Kids, func(k lang.Node) bool { return !indexCounts(k) })
+	case *lang.And:
+		return !slices.ContainsFunc(n.Kids, func(k lang.Node) bool { return !indexCounts(k) })
+	}
+	return false
 }
 
 // lazyPlans plans no segment yet: a page whose count is bounded stops
@@ -48,7 +73,7 @@ type planSet struct {
 // for the later segments' plans (intersecting a phrase's two common
 // words over a whole index cost more than its first page).
 func (s *Searcher) lazyPlans(q *Query, tr *TimeRange) *planSet {
-	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr}
+	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr, cuts: !indexCounts(q.root)}
 	var once sync.Once
 	ps.lookups = func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
 	return ps

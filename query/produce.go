@@ -95,12 +95,16 @@ type taskBody struct {
 	seg     *mmapstore.Segment
 	span    int
 	plan    *segPlan
-	start   int64 // taskScan: byte range and line number of start
-	end     int64
-	line0   int64
-	final   bool  // taskScan: an unterminated last line counts (file end)
-	after   int64 // hits at or before this line are not wanted (paging cursor)
-	until   int64 // when > 0, hits after this line are not wanted (Options.Only)
+	// deferred, for an IDs task without a plan: the plans to ask for the
+	// segment's (segIdx) when the task runs (planSet.deferSpans).
+	deferred *planSet
+	segIdx   int
+	start    int64 // taskScan: byte range and line number of start
+	end      int64
+	line0    int64
+	final    bool  // taskScan: an unterminated last line counts (file end)
+	after    int64 // hits at or before this line are not wanted (paging cursor)
+	until    int64 // when > 0, hits after this line are not wanted (Options.Only)
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
@@ -214,7 +218,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		if opt.Limit > 0 && budget.spent() {
+		if opt.Limit > 0 && plans.cuts && budget.spent() {
 			cut = true
 			break
 		}
@@ -228,14 +232,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 			continue // no line of the file is asked for (task.until > 0 below)
 		}
 		ts := tsBuf[:0] // (not kept: send emits the tasks, not the slice)
-		for _, sr := range f.spans {
-			p, err := plans.get(sr.seg)
-			if err != nil {
-				return false, err
-			}
-			if p.mode == planNone {
-				continue
-			}
+		for k, sr := range f.spans {
 			seg := s.segs[sr.seg]
 			sp := seg.Spans()[sr.span]
 			if !opt.Time.holdsSpan(sp) {
@@ -243,6 +240,23 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 			}
 			if limited && (sp.StartLineNo+int64(sp.NumLines) <= only.From || sp.StartLineNo >= only.To) {
 				continue // none of the lines asked for
+			}
+			if k > 0 && plans.deferSpans && plans.plans[sr.seg] == nil {
+				// A file's later spans are planned when their turn comes:
+				// a page may be full before (one huge file spans every
+				// segment).
+				t := spare.get()
+				*t = task{taskBody: taskBody{kind: taskIDs, file: f, seg: seg, span: sr.span, deferred: plans, segIdx: sr.seg,
+					times: spanTimesIf(timing, seg, sr.span)}}
+				ts = append(ts, t)
+				continue
+			}
+			p, err := plans.get(sr.seg)
+			if err != nil {
+				return false, err
+			}
+			if p.mode == planNone {
+				continue
 			}
 			if p.mode == planIDs {
 				if !p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
@@ -429,6 +443,9 @@ func chunkMeets(seg *mmapstore.Segment, si int, chunks []mmapstore.Chunk, ci int
 // sureHits is how many hits an IDs task holds at least: its candidates
 // that need no verification.
 func (t *task) sureHits() int64 {
+	if t.plan == nil {
+		return 0 // deferred: not known yet
+	}
 	sp := t.seg.Spans()[t.span]
 	lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
 	n := rangeCard(t.plan.cands, lo, hi)
@@ -521,7 +538,7 @@ func (b *countBudget) spend(n int64) bool {
 // opens the file then (run).
 func readsFile(ts []*task, countOnly bool) bool {
 	for _, t := range ts {
-		if t.kind != taskIDs || !countOnly || t.plan.verify == nil {
+		if t.kind != taskIDs || !countOnly || t.plan == nil || t.plan.verify == nil {
 			return true
 		}
 		sp := t.seg.Spans()[t.span]

@@ -293,6 +293,18 @@ func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Ra
 	if err := diffLines(got, want[:min(limit, len(want))]); err != nil {
 		t.Fatalf("%v: limit %d: %v", q.root, limit, err)
 	}
+	// A page whose count is bounded (the server's): the same page, a
+	// total exact or a lower bound that says so, and a next page offered
+	// whenever hits follow.
+	budget := 1 + r.Int64N(64<<10)
+	got, st = search(t, s, q, Options{Limit: limit, CountAll: true, TotalBudget: budget})
+	if err := diffLines(got, want[:min(limit, len(want))]); err != nil {
+		t.Fatalf("%v: limit %d, budget %d: %v", q.root, limit, budget, err)
+	}
+	if st.Total > int64(len(want)) || st.Total < int64(len(got)) || !st.TotalAtLeast && st.Total != int64(len(want)) ||
+		len(want) > limit && !st.Truncated {
+		t.Fatalf("%v: limit %d, budget %d: total %d (at least %t, more %t), want %d", q.root, limit, budget, st.Total, st.TotalAtLeast, st.Truncated, len(want))
+	}
 	var nums []gotLine
 	if _, err := s.Search(t.Context(), q, Options{}, func(h *Hit) error {
 		nums = append(nums, gotLine{h.File.Path, h.Line, ""})

@@ -28,6 +28,9 @@ const scanBuf = 256 << 10
 // run again as a read of its span's bytes, which needs nothing from the
 // segment but the span: the answer stays exact.
 func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) {
+	if t.kind == taskIDs && t.plan == nil && !s.planDeferred(t, countOnly) {
+		return
+	}
 	switch t.kind {
 	case taskIDs:
 		t.err = s.runIDsGuarded(q, t, wantText, countOnly, maxRecs, ls)
@@ -52,6 +55,39 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 	case taskScan:
 		t.err = s.runScan(ctx, q, t, wantText, countOnly, maxRecs, ls)
 	}
+}
+
+// planDeferred gives a deferred task its plan and says whether it has
+// anything to run: none when the segment holds no candidate in its span,
+// or when it would only count, the page's count budget is spent and the
+// plans cut there (then it is partial, and not even planned). A plan that reads the segment
+// whole makes it a read of its span's bytes.
+func (s *Searcher) planDeferred(t *task, countOnly bool) bool {
+	if countOnly && t.deferred.cuts && t.budget.spent() {
+		t.partial = true
+		return false
+	}
+	p, err := t.deferred.get(t.segIdx)
+	if err != nil {
+		t.err = err
+		return false
+	}
+	sp := t.seg.Spans()[t.span]
+	switch p.mode {
+	case planNone:
+		return false
+	case planIDs:
+		t.plan = p
+		return p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines))
+	}
+	t.kind, t.start, t.end, t.line0 = taskScan, sp.StartOffset, sp.EndOffset, sp.StartLineNo
+	if p.mode == planRaw { // damaged: lines timed from their text
+		t.times = nil
+		if t.tr != nil || t.hist != nil || t.wantTimes {
+			t.rtimer = newReadTimer(s.loc, t.file.Record(), false)
+		}
+	}
+	return true
 }
 
 // openForFallback returns a handle that can read t's file: t's own, or,

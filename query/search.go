@@ -227,6 +227,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	var inline bool
 	if plans.s != nil { // lazy: no plan to judge by yet
 		inline = !plans.scans()
+		plans.deferSpans = inline && !s.noInline
 	} else {
 		inline = fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)
 	}
@@ -522,6 +523,8 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 		}
 		if t.partial && !stopped {
 			st.TotalAtLeast = true
+			// Hits may follow where it stopped counting: a next page.
+			st.Truncated = st.Truncated || opt.Limit > 0 && fn != nil
 		}
 		if c := t.count - int64(len(t.hits)); c > 0 && !stopped { // counted without records
 			st.Total += c
