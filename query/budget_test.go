@@ -363,3 +363,45 @@ func TestBoundedPageWordPastLongLines(t *testing.T) {
 		t.Fatalf("%v: total %d (at least %t), want 70", err, st.Total, st.TotalAtLeast)
 	}
 }
+
+// TestBoundedPageCuts: the plans decide whether a page stops where its
+// count budget ran out, not the query's syntax alone: a prefix too wide
+// to expand reads lines to count, and so does a page that counts nothing
+// past itself (no CountAll), even for a word.
+func TestBoundedPageCuts(t *testing.T) {
+	root := t.TempDir()
+	for f := range 12 {
+		var b strings.Builder
+		for i := range 4200 {
+			fmt.Fprintf(&b, "wx%02d%05d error\n", f, i)
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.log", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 64<<10, root)
+	for _, c := range []struct {
+		q        string
+		countAll bool
+	}{
+		{"wx*", true},    // more than maxExpand terms a segment: scanned
+		{"error", false}, // counted from the index, but not asked to be
+	} {
+		q, err := Compile([]string{c.q}, lang.ModeQuery, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := s.Search(context.Background(), q, Options{}, nil)
+		if err != nil || full.Total != 12*4200 || full.Planned < 6 {
+			t.Fatalf("%s: %v, %d hits, %d segments planned", c.q, err, full.Total, full.Planned)
+		}
+		hits := 0
+		st, err := s.Search(context.Background(), q, Options{Limit: 5, CountAll: c.countAll, TotalBudget: 16 << 10, Text: true}, func(*Hit) error { hits++; return nil })
+		if err != nil || hits != 5 || !st.Truncated {
+			t.Fatalf("%s: %v, %d hits, more pages %t", c.q, err, hits, st.Truncated)
+		}
+		if st.Planned*2 > full.Planned { // (a page that scans reads ahead in parallel: a few segments)
+			t.Errorf("%s (CountAll %t): the page planned %d segments of %d", c.q, c.countAll, st.Planned, full.Planned)
+		}
+	}
+}

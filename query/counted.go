@@ -63,7 +63,7 @@ const verifyHereMax = 64
 // false, and the task is left as it was for a worker, when it has more
 // candidates or anything is unusual (an error, damage, a file that shrank).
 func (s *Searcher) countHere(ctx context.Context, q *Query, f *File, h *live.Handle, ts []*task, ls *lineState) (fileCount, bool) {
-	if len(ts) != 1 || ts[0].kind != taskIDs || h.File() == nil {
+	if len(ts) != 1 || ts[0].kind != taskIDs || ts[0].plan == nil || h.File() == nil {
 		return fileCount{}, false
 	}
 	t := ts[0]

@@ -56,7 +56,7 @@ type planSet struct {
 // reading lines (its plans are exact, but for unindexed lines).
 func indexCounts(n lang.Node) bool {
 	switch n := n.(type) {
-	case *lang.Term, *lang.Prefix, *lang.All:
+	case *lang.Term, *lang.Prefix: // (a prefix too wide to expand: its plans say so, get)
 		return true
 	case *lang.Not:
 		return indexCounts(n.Kid)
@@ -72,8 +72,10 @@ func indexCounts(n lang.Node) bool {
 // reading once the page is full and the budget spent, and then has no use
 // for the later segments' plans (intersecting a phrase's two common
 // words over a whole index cost more than its first page).
-func (s *Searcher) lazyPlans(q *Query, tr *TimeRange) *planSet {
-	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr, cuts: !indexCounts(q.root)}
+//
+// countAll false: the hits past the page are not counted at all.
+func (s *Searcher) lazyPlans(q *Query, tr *TimeRange, countAll bool) *planSet {
+	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr, cuts: !countAll || !indexCounts(q.root)}
 	var once sync.Once
 	ps.lookups = func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
 	return ps
@@ -92,6 +94,9 @@ func (ps *planSet) get(i int) (*segPlan, error) {
 		return nil, err
 	}
 	ps.plans[i] = p
+	// A plan that reads lines to count (a scan, a damaged segment, every
+	// candidate to verify) makes the count a reading one after all.
+	ps.cuts = ps.cuts || p.mode == planScan || p.mode == planRaw || p.mode == planIDs && p.verify == nil
 	ps.terms += terms
 	ps.blocks += blocks
 	return p, nil
@@ -116,6 +121,11 @@ func (ps *planSet) stats(st *Stats) {
 	}
 	st.Terms += ps.terms
 	st.Blocks += ps.blocks
+	for _, p := range ps.plans {
+		if p != nil {
+			st.Planned++
+		}
+	}
 	for _, seg := range ps.s.segs {
 		if err := seg.Damage(); err != nil && !slices.Contains(st.Damaged, err.Error()) { // (a task may have said so)
 			st.Damaged = append(st.Damaged, err.Error())
@@ -170,6 +180,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	}
 	work()
 	wg.Wait()
+	st.Planned = len(segs)
 	for i := range segs {
 		st.Terms += terms[i]
 		st.Blocks += blocks[i]

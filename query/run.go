@@ -45,7 +45,7 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 			}
 			sp := t.seg.Spans()[t.span]
 			t.taskBody = taskBody{kind: taskScan, file: t.file, h: h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo,
-				after: t.after, until: t.until, beyond: t.beyond, need: t.need, damage: t.err,
+				after: t.after, until: t.until, beyond: t.beyond, need: t.need, budget: t.budget, damage: t.err,
 				tr: t.tr, hist: t.hist, wantTimes: t.wantTimes}
 			if t.tr != nil || t.hist != nil || t.wantTimes {
 				t.rtimer = newReadTimer(s.loc, t.file.Record(), false)

@@ -165,6 +165,7 @@ type Stats struct {
 	Verified     int64 // lines read and checked
 	Scanned      int64 // bytes scanned where the index could not narrow
 	Segments     int
+	Planned      int      // segments the query was evaluated on (a bounded page stops early)
 	Terms        int      // dictionary terms looked up
 	Blocks       int      // dictionary blocks read for substring atoms
 	Warnings     []string // files answered from their current content, or skipped
@@ -211,7 +212,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 
 	var plans *planSet
 	if boundedPage(opt) {
-		plans = s.lazyPlans(q, opt.Time)
+		plans = s.lazyPlans(q, opt.Time, opt.CountAll)
 		defer plans.stats(st)
 	} else {
 		var err error
@@ -378,8 +379,15 @@ func exactRead(opt Options) uint64 {
 func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plans *planSet, st *Stats, fn func(*Hit) error) error {
 	var ts []*task
 	var ls lineState
-	recorded := 0 // hits the tasks run so far hold for the page: past Limit, tasks only count
+	recorded := 0   // hits the tasks run so far hold for the page: past Limit, tasks only count
+	var found int64 // hits the tasks run so far found, recorded or counted
 	cut, perr := s.produce(ctx, q, opt, plans, fn == nil, func(t *task) bool {
+		if !opt.CountAll && boundedPage(opt) && found > int64(opt.Limit) {
+			// Nothing past the page is counted: one hit past it says a
+			// next page exists, and the search ends there (the producer
+			// closes what it holds, as when cancelled).
+			return false
+		}
 		t.done = closedDone
 		if t.kind.runs() {
 			co := fn == nil || t.beyond || opt.Limit > 0 && recorded >= opt.Limit
@@ -389,6 +397,7 @@ func (s *Searcher) searchInline(ctx context.Context, q *Query, opt Options, plan
 					recorded++
 				}
 			}
+			found += t.count
 		}
 		ts = append(ts, t)
 		return true

@@ -368,6 +368,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	tail = strconv.AppendInt(append(tail, `,"stats":{"candidates":`...), st.Candidates, 10)
 	tail = strconv.AppendInt(append(tail, `,"verified":`...), st.Verified, 10)
 	tail = strconv.AppendInt(append(tail, `,"segments":`...), int64(st.Segments), 10)
+	tail = strconv.AppendInt(append(tail, `,"planned_segments":`...), int64(st.Planned), 10)
 	tail = strconv.AppendInt(append(tail, `,"scanned_bytes":`...), st.Scanned, 10)
 	tail = append(tail, `},"warnings":[`...)
 	for i, w := range append(patternWarnings(q), s.warnings(sn, st)...) {
