@@ -257,8 +257,6 @@ func (s *Searcher) planWith(e *segEval, q *Query, i int) (*segPlan, error) {
 	return p, nil
 }
 
-// produce emits tasks in output order: files by path, then each file's
-
 // recoverFault turns a panic while reading a segment (a memory fault on a
 // mapping truncated behind our back, under SetPanicOnFault) into a
 // corruption error that quarantines the segment.

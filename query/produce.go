@@ -136,6 +136,7 @@ type taskBody struct {
 	err    error
 }
 
+// produce emits tasks in output order: files by path, then each file's
 // spans by offset, then its unindexed tail.
 //
 // A page whose count is bounded ends here once its budget is spent: the
