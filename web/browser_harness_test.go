@@ -429,11 +429,11 @@ func (tb *tab) waitResults(q string, total int) {
 // names the directory; with it or LOGDEX_LONG set).
 func (tb *tab) shot(name string) string {
 	tb.t.Helper()
-	// Let pending renders (rAF) and transitions settle before capturing.
-	tb.eval(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(true), 50))))`, nil)
 	if os.Getenv("LOGDEX_ARTIFACTS") == "" && os.Getenv("LOGDEX_LONG") == "" {
 		return "" // pictures for people to look at: taken when asked for (seconds of the default run)
 	}
+	// Let pending renders (rAF) and transitions settle before capturing.
+	tb.eval(`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => r(true), 50))))`, nil)
 	ctx, cancel := context.WithTimeout(tb.ctx, stepTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -180,7 +180,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	merge := func(ctx context.Context) (server.ReindexResult, error) {
 		defer bg.hold()()
 		opt := indexer.Options{Dir: dir, SegmentBytes: sf.segMB << 20, Logger: newLogger(e.stderr, zerolog.WarnLevel)}
-		opt.MergesWritten = mergePause(opt.Logger)
+		opt.MergesWritten, opt.MergeFactor = mergePause(opt.Logger), debugMergeFactor()
 		var res *indexer.Result
 		var err error
 		onThread(mergeNice(int(liveSegs.Load())), func() { res, err = indexer.Merge(ctx, opt) })
