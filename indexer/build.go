@@ -14,7 +14,7 @@ const (
 	// maxIndexedLine: longer lines are located but not tokenized; queries
 	// verify them by reading (they are listed in the unindexed section), so
 	// answers stay exact while a 100 MiB line costs no more than its read.
-	maxIndexedLine = 1 << 20
+	maxIndexedLine = mmapstore.MaxIndexedLine
 	// maxTermLen: longer tokens (base64 blobs, hex dumps) would bloat the
 	// dictionary (which holds no longer term); their lines are marked
 	// unindexed instead.

@@ -150,6 +150,12 @@ const GroupSize = 64
 // LineGroupSize is the width of one SectionLineGroups entry.
 const LineGroupSize = 16
 
+// MaxIndexedLine is the longest line (without its '\n') the indexer
+// tokenizes and times: longer lines are located but listed unindexed
+// (FORMAT.md, "Tokens and terms"), and readers that time lines as the
+// indexer does pass over them too.
+const MaxIndexedLine = 1 << 20
+
 // Meta tags (SectionMeta is a list of uvarint tag, uvarint value pairs).
 const (
 	MetaLines    = 1

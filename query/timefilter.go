@@ -399,11 +399,11 @@ func (rt *readTimer) seedFirst(src io.ReaderAt, from, to int64) error {
 	}
 }
 
-// maxSeedBytes bounds seedFirst's look ahead; lines of maxSeedLine bytes
-// or more are passed over.
+// maxSeedBytes bounds seedFirst's look ahead; lines longer than the
+// indexer times are passed over, as it passes over them.
 const (
 	maxSeedBytes = 64 << 20
-	maxSeedLine  = 1 << 20
+	maxSeedLine  = mmapstore.MaxIndexedLine
 )
 
 func (rt *readTimer) line(text []byte) (int64, bool) {
