@@ -102,16 +102,19 @@ func (ps *planSet) get(i int) (*segPlan, error) {
 	return p, nil
 }
 
-// scans reports whether the first segment's plan reads it whole (the
-// query has no literal to narrow it by): lazy plans run inline, in the
-// caller's goroutine, but for a page that scans, which workers read in
-// parallel.
-func (ps *planSet) scans() bool {
-	if len(ps.plans) == 0 {
-		return false
+// scans reports whether the plan of the first segment the search reaches
+// reads it whole (the query has no literal to narrow it by): lazy plans
+// run inline, in the caller's goroutine, but for a page that scans, which
+// workers read in parallel.
+func (ps *planSet) scans(opt *Options) bool {
+	for _, f := range ps.s.files {
+		if opt.passesOver(f) || len(f.spans) == 0 {
+			continue
+		}
+		p, err := ps.get(f.spans[0].seg)
+		return err != nil || p.mode == planScan || p.mode == planRaw
 	}
-	p, err := ps.get(0)
-	return err != nil || p.mode == planScan || p.mode == planRaw
+	return false
 }
 
 // stats adds what the lazy plans cost and the damaged segments to st.

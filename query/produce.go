@@ -225,7 +225,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		}
 		dirs.At(fi)
 		indexed := f.Path
-		if opt.After != nil && f.Path < opt.After.orderPath() || opt.Log != "" && f.log != opt.Log {
+		if opt.passesOver(f) {
 			continue
 		}
 		only, limited = opt.Only[f.ID]
@@ -404,6 +404,12 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		return false, ctx.Err()
 	}
 	return cut, nil
+}
+
+// passesOver reports whether a search leaves file f out whole: before the
+// paging cursor, or not of the log asked for.
+func (opt *Options) passesOver(f *File) bool {
+	return opt.After != nil && f.Path < opt.After.orderPath() || opt.Log != "" && f.log != opt.Log
 }
 
 // rawTask reads span sp as a byte range of f's file, without the offset

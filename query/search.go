@@ -227,7 +227,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	}
 	var inline bool
 	if plans.s != nil { // lazy: no plan to judge by yet
-		inline = !plans.scans()
+		inline = !plans.scans(&opt)
 		plans.deferSpans = inline && !s.noInline
 	} else {
 		inline = fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)
