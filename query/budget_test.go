@@ -405,3 +405,31 @@ func TestBoundedPageCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetChargesBytesRead: a scan past the page is charged the bytes
+// it reads, not its buffer's size (eight small files used to spend a
+// 1 MiB budget on 2 KiB of lines each, and the total came out a lower
+// bound that varied run to run).
+func TestBudgetChargesBytesRead(t *testing.T) {
+	root := t.TempDir()
+	for f := range 8 {
+		var b strings.Builder
+		for i := range 50 {
+			fmt.Fprintf(&b, "Nov 29 10:00:00 host app[1]: event seq%c%d payload\n", 'a'+f, i)
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("%c.log", 'a'+f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 1<<10, root)
+	q, err := Compile([]string{"seq"}, lang.ModeLiteral, false) // a part of words: scanned
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		st, err := s.Search(context.Background(), q, Options{Limit: 1, CountAll: true, TotalBudget: 1 << 20}, func(*Hit) error { return nil })
+		if err != nil || st.Total != 400 || st.TotalAtLeast {
+			t.Fatalf("%v: total %d (a lower bound: %t), want 400 exact within 1 MiB", err, st.Total, st.TotalAtLeast)
+		}
+	}
+}

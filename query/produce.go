@@ -315,9 +315,16 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 			if !limited {
 				if cur, err := s.logs.Check(f.lf); err == nil && cur.File() != nil && once.take(fi, f, cur) {
 					fc := f.atPath()
-					t := &task{taskBody: taskBody{kind: taskScan, file: fc, start: 0, end: cur.Size(), line0: 1, final: true}}
-					if timing {
-						t.rtimer = newReadTimer(s.loc, f.Record(), false)
+					var cts []*task
+					// (A compressed file's new content waits for the next
+					// index run, as below: the restart points are the
+					// indexed file's; only the warning is sent.)
+					if f.Record().Compression == "" {
+						t := &task{taskBody: taskBody{kind: taskScan, file: fc, start: 0, end: cur.Size(), line0: 1, final: true}}
+						if timing {
+							t.rtimer = newReadTimer(s.loc, f.Record(), false)
+						}
+						cts = []*task{t}
 					}
 					after, skip := int64(0), false
 					if c := opt.After; c != nil && c.orderPath() == f.Path {
@@ -330,7 +337,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 					}
 					if skip {
 						cur.Close()
-					} else if !send(fc, cur, []*task{t}, after) {
+					} else if !send(fc, cur, cts, after) {
 						return false, ctx.Err()
 					}
 				} else if err == nil {
@@ -495,7 +502,7 @@ func (f *File) atPath() *File {
 // page (Options.TotalBudget), shared by its tasks.
 type countBudget struct {
 	left    atomic.Int64
-	refused atomic.Bool // spend said no
+	refused atomic.Bool // run out: spend took the last bytes, or said no
 }
 
 // newCountBudget is the budget opt allows: nil when every hit must be
@@ -519,8 +526,8 @@ func newCountBudget(opt Options) *countBudget {
 	return nil
 }
 
-// spent reports whether a task found the budget run out: its page is
-// full (a nil budget never runs out).
+// spent reports whether the budget has run out, which only a task past
+// the page spends: the page is full (a nil budget never runs out).
 func (b *countBudget) spent() bool { return b != nil && b.refused.Load() }
 
 // spend takes n bytes from the budget; false when it has run out (a nil
@@ -533,7 +540,11 @@ func (b *countBudget) spend(n int64) bool {
 		b.refused.Store(true)
 		return false
 	}
-	b.left.Add(-n)
+	if b.left.Add(-n) <= 0 {
+		// Run out: spent says so now, not only once a later read is
+		// refused (the producer stops planning files there).
+		b.refused.Store(true)
+	}
 	return true
 }
 

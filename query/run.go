@@ -481,16 +481,18 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 			return ctx.Err()
 		}
 		eof := false
-		if (countOnly || maxRecs > 0 && len(t.hits) >= maxRecs) && !t.budget.spend(int64(len(buf)-have)) {
-			t.partial = true // scanning only to count, and the budget is spent
-			break
-		}
 		if pos+int64(have) < t.end {
 			if have == len(buf) { // a line longer than the buffer
 				buf = append(buf, make([]byte, len(buf))...)
 				*bp = buf
 			}
 			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
+			// Charged what it reads (not the buffer's size: a small
+			// file's scan would spend 256 KiB).
+			if (countOnly || maxRecs > 0 && len(t.hits) >= maxRecs) && !t.budget.spend(int64(n)) {
+				t.partial = true // scanning only to count, and the budget is spent
+				break
+			}
 			m, err := src.ReadAt(buf[have:have+n], pos+int64(have))
 			if nulFree {
 				// (nothing to look for)
@@ -519,7 +521,14 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 		}
 		block := data[:cut]
 		t.scanned += int64(len(block))
+		filled := !countOnly && maxRecs > 0 && len(t.hits) < maxRecs
 		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
+		if filled && len(t.hits) >= maxRecs {
+			// The block's lines past the page's last were read only to
+			// count them: charged as such.
+			last := t.hits[len(t.hits)-1]
+			t.budget.spend(max(0, pos+int64(len(block))-(last.off+last.n)))
+		}
 		copy(buf, data[cut:])
 		pos += int64(cut)
 		have -= cut
