@@ -192,9 +192,7 @@ func (s *Searcher) indexedInodes() map[[2]uint64]int {
 		s.inodes = make(map[[2]uint64]int, len(s.files))
 		for i, f := range s.files {
 			rec := f.Record()
-			if rec.Compression == "" {
-				s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
-			}
+			s.inodes[[2]uint64{rec.Dev, rec.Ino}] = i
 		}
 	})
 	return s.inodes

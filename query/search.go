@@ -469,6 +469,9 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			if t.h != nil && t.h.Stale() != nil {
 				st.Replaced = append(st.Replaced, t.file.ID)
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
+				if t.file.Record().Compression != "" {
+					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v; its new content is searched after the next index run", t.file.Path, t.h.Stale())
+				}
 				if t.h.File() == nil {
 					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
 					if !errors.Is(t.h.Stale(), live.ErrDeleted) && !errors.Is(t.h.Stale(), live.ErrNotFile) {

@@ -8,9 +8,9 @@ import (
 	"github.com/logdex/logdex/mmapstore/logfile"
 )
 
-// Renamed files: a rotation renames app.log to app.log.1 after it was
-// indexed; its indexed lines are then read under the new name, found by
-// inode in the same directory.
+// Renamed files: a rotation renames app.log to app.log.1 (and
+// app.log.2.gz to app.log.3.gz) after it was indexed; its indexed lines
+// are then read under the new name, found by inode in the same directory.
 
 // Moved is the file's new name (relative to its root, slash-separated)
 // when it was renamed since indexing, and is read there; "" otherwise.
@@ -22,7 +22,7 @@ func (h *Handle) Moved() string { return h.moved }
 // elsewhere counts as deleted until the next index run finds it.
 func (s *Set) moved(f *File) *Handle {
 	d := s.rootDir(f.rec.Root)
-	if d.err != nil || d.name != "" || f.rec.Compression != "" {
+	if d.err != nil || d.name != "" {
 		return nil // a file root has no directory of its own to look in
 	}
 	rel := f.rec.Path
@@ -38,7 +38,7 @@ func (s *Set) moved(f *File) *Handle {
 	}
 	h := &Handle{f: fh, size: st.Size(), moved: newRel}
 	h.dev, h.ino = logfile.StatIDs(st)
-	if h.dev != f.rec.Dev || h.ino != f.rec.Ino || h.size < indexedSize(f.rec) {
+	if h.dev != f.rec.Dev || h.ino != f.rec.Ino || !sizeHolds(f.rec, h.size) {
 		fh.Close() // renamed again meanwhile, or truncated
 		return nil
 	}

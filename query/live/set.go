@@ -273,7 +273,7 @@ func (s *Set) Holds(f *File) bool {
 		return false
 	}
 	defer fh.Close()
-	if fi.Size() < indexedSize(f.rec) {
+	if !sizeHolds(f.rec, fi.Size()) {
 		return false
 	}
 	same, err := f.rec.SameContent(fh)
@@ -318,7 +318,7 @@ func (s *Set) Check(f *File) (*Handle, error) {
 	h := &Handle{f: fh, size: st.Size()}
 	h.dev, h.ino = logfile.StatIDs(st)
 	rec := f.rec
-	if dev, ino := h.dev, h.ino; dev != rec.Dev || ino != rec.Ino || h.size < indexedSize(rec) || rec.Compression != "" && h.size != rec.Size {
+	if dev, ino := h.dev, h.ino; dev != rec.Dev || ino != rec.Ino || !sizeHolds(rec, h.size) {
 		h.stale = ErrReplaced
 		return h, nil
 	}
@@ -424,7 +424,7 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 	}
 	h := &Handle{f: sf.f, size: st.Size, shared: sf, s: s, dev: sf.dev, ino: sf.ino}
 	switch {
-	case st.Size < indexedSize(rec) || rec.Compression != "" && st.Size != rec.Size:
+	case !sizeHolds(rec, st.Size):
 		h.stale = ErrReplaced
 	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
@@ -509,6 +509,16 @@ func (s *Set) Reopen(f *File, h *Handle) (*os.File, error) {
 // Failed is a handle for a file that could not be checked: nothing to
 // read, Stale says why.
 func Failed(err error) *Handle { return &Handle{stale: err} }
+
+// sizeHolds reports whether a file of that size may still hold rec's
+// indexed bytes: at least its indexed prefix (a log grows), or for a
+// compressed file, indexed whole and never grown, exactly its size.
+func sizeHolds(rec *mmapstore.FileRecord, size int64) bool {
+	if rec.Compression != "" {
+		return size == rec.Size
+	}
+	return size >= rec.Indexed
+}
 
 // indexedSize is the size a file had where the index covers it: the
 // indexed prefix, or a compressed file's whole (compressed) size, which is
