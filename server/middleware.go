@@ -71,7 +71,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		start := time.Now()
 		id := newRequestID(r)
 		w0.Header().Set("X-Request-Id", id)
-		w := &respWriter{w: w0, srv: s, status: http.StatusOK}
+		w := &respWriter{w: w0, srv: s, status: http.StatusOK, gone: r.Context().Done()}
 		w.conn, _ = r.Context().Value(connKey).(syscall.Conn)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		aborted := false

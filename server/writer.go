@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -26,7 +27,10 @@ type respWriter struct {
 	srv  *Server
 	slot *searchSlot  // the search slot, let go during each write (limits.go)
 	conn syscall.Conn // the connection, when served by Serve: sendfile chunks fit its free space
-	room int64        // free send buffer at the last look, less what was sent since
+	// gone is the request's context's Done: closed when the client hangs
+	// up (net/http reads ahead for it), which ends a wait for send room.
+	gone <-chan struct{}
+	room int64 // free send buffer at the last look, less what was sent since
 
 	status      int
 	wroteHeader bool
@@ -130,7 +134,13 @@ func (w *respWriter) ReadFrom(src io.Reader) (int64, error) {
 		if chunk > w.room {
 			// Measured again only when past what was free at the last
 			// look: small ranges (raw searches) do not pay a syscall each.
+			// Waiting for the client is not searching: the slot goes
+			// meanwhile, as around a write.
+			w.slot.pause()
 			room, err := w.sendRoom()
+			if rerr := w.slot.resume(); err == nil {
+				err = rerr
+			}
 			if err != nil {
 				return total, err
 			}
@@ -195,7 +205,8 @@ const spliceAtOnce = 64 << 10
 // meanwhile (and send the zeros of the hole left behind). The wait polls:
 // the poller's writability is edge-triggered and no edge comes for a
 // buffer nothing was written to while full. Without the connection (a
-// test's handler) there is no bound.
+// test's handler) there is no bound. A client that hangs up ends the
+// wait at once (its stream and slot are not held until the deadline).
 func (w *respWriter) sendRoom() (int64, error) {
 	if w.conn == nil {
 		return math.MaxInt64, nil
@@ -223,7 +234,11 @@ func (w *respWriter) sendRoom() (int64, error) {
 		if !w.deadlineAt.IsZero() && time.Now().After(w.deadlineAt) {
 			return 0, os.ErrDeadlineExceeded
 		}
-		time.Sleep(wait)
+		select {
+		case <-w.gone:
+			return 0, net.ErrClosed
+		case <-time.After(wait):
+		}
 	}
 }
 
