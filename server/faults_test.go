@@ -137,6 +137,83 @@ func TestFaultSlowReaders(t *testing.T) {
 	}
 }
 
+// TestFaultStalledStreamsHangUp: raw searches whose clients stop reading
+// hold no search slot while they wait for room in the send buffer (more
+// of them than slots, and searches are still answered), and clients that
+// hang up give their streams back at once, not at the write timeout.
+func TestFaultStalledStreamsHangUp(t *testing.T) {
+	var b strings.Builder
+	for i := range 60_000 {
+		fmt.Fprintf(&b, "2026-10-10T00:00:00Z line %07d every match%d some padding to make the line longer\n", i, i%2)
+	}
+	fx := newTinyFixture(t, map[string]string{"big.log": b.String(), "small.log": "a needle here\n"})
+	_, addr := servedFixture(t, fx, func(o *Options) { o.MaxSearches = 2; o.WriteTimeout = time.Minute })
+	var conns []net.Conn
+	for range 4 {
+		c, code := slowReader(t, addr, "/api/search/raw?q=match1&mode=literal") // streamed while searching
+		conns = append(conns, c)
+		if code != http.StatusOK {
+			t.Fatalf("raw search: %d", code)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // all four wait for their clients now
+	client := &http.Client{Timeout: 5 * time.Second}
+	status := func() Status {
+		var st Status
+		resp, err := client.Get("http://" + addr + "/api/status")
+		must(t, err)
+		must(t, json.NewDecoder(resp.Body).Decode(&st))
+		resp.Body.Close()
+		return st
+	}
+	resp, err := client.Get("http://" + addr + "/api/search?q=needle")
+	must(t, err)
+	resp.Body.Close()
+	if st := status(); resp.StatusCode != http.StatusOK || st.Searches.Active != 0 {
+		t.Fatalf("4 stalled raw searches, 2 slots: a search got %d, %d slots held", resp.StatusCode, st.Searches.Active)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	// (The write timeout is a minute: only noticing the hang-up frees them.)
+	for deadline := time.Now().Add(20 * time.Second); status().Streams.Active > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("streams still held 20 s after their clients hung up: %+v", status().Streams)
+		}
+	}
+}
+
+// TestFaultStalledLeaderSharesNothing: identical searches share one run,
+// but a request is not held up by another client's reading: a streamed
+// answer (too big to share) lets the identical requests waiting on it go
+// as soon as it starts streaming, not when its client has read it all.
+func TestFaultStalledLeaderSharesNothing(t *testing.T) {
+	var b strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&b, "2026-10-10T00:00:00Z line %07d every match%d some padding to make the line longer\n", i, i%2)
+	}
+	fx := newTinyFixture(t, map[string]string{"big.log": b.String()})
+	_, addr := servedFixture(t, fx, func(o *Options) {
+		o.CacheTTL, o.Reindex, o.WriteTimeout = -1, fx.reindexFunc(), time.Minute
+	})
+	const target = "/api/search?q=every&mode=literal&limit=10000" // megabytes of JSON: streamed
+	c, code := slowReader(t, addr, target)
+	defer c.Close()
+	if code != http.StatusOK {
+		t.Fatalf("stalled leader: %d", code)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + addr + target)
+	if err != nil {
+		t.Fatalf("the same search while its first client stalls: %v", err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || n < 1<<20 {
+		t.Fatalf("the same search while its first client stalls: %d, %d bytes", resp.StatusCode, n)
+	}
+}
+
 // TestStreamBound: the bound counts per client and overall, and a stream
 // that ends gives its place back.
 func TestStreamBound(t *testing.T) {

@@ -248,8 +248,14 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeBody(w, body, "hit")
 		return
 	}
-	var cacheBody []byte
-	defer func() { s.cache.finish(key, lead, cacheBody) }()
+	// Identical requests waiting on this one are let go as soon as its
+	// answer is known (or known to be streamed, and so not shared): not
+	// when its client has read it, which a slow client may never do.
+	share := func(body []byte) {
+		s.cache.finish(key, lead, body)
+		lead = nil
+	}
+	defer func() { share(nil) }()
 
 	slot, ok := s.admit(w, r)
 	if !ok {
@@ -263,7 +269,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.SearchTimeout)
 	defer cancel()
 
-	out := &jsonOut{w: w, buf: getBuf()}
+	out := &jsonOut{w: w, buf: getBuf(), onCommit: func() { share(nil) }}
 	defer out.release()
 	st, err := s.searchJSON(ctx, sn, q, p, out, start)
 	slot.finish() // the rest is sending
@@ -284,9 +290,10 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if err := out.finish(); err == nil && lead != nil && !out.committed {
-		cacheBody = bytes.Clone(out.buf)
+	if lead != nil && !out.committed && out.err == nil {
+		share(bytes.Clone(out.buf))
 	}
+	out.finish()
 }
 
 // changeSeq is the watch's change sequence when answers are cached (ok
@@ -464,6 +471,7 @@ type jsonOut struct {
 	bw        *bufio.Writer
 	committed bool
 	err       error
+	onCommit  func() // called when the body starts streaming
 }
 
 // bodyBufs recycles response buffers: an answer of 100 hits is ~30 KiB.
@@ -519,6 +527,9 @@ func (o *jsonOut) add(fn func([]byte) []byte) {
 }
 
 func (o *jsonOut) commit() {
+	if o.onCommit != nil {
+		o.onCommit()
+	}
 	h := o.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
