@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -127,16 +128,6 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer leave()
-	if !dropEmptySuffixRanges(r) {
-		if !conditional(r) {
-			s.unsatisfiable(w, r, sn, f)
-			return
-		}
-		// A conditional request's validators decide first (a failed
-		// If-Range means the whole file, a matching If-None-Match 304):
-		// the empty range is ignored, as a server may ignore Range.
-		r.Header.Del("Range")
-	}
 	if f.Record().Compression != "" {
 		s.compressedContent(w, r, sn, f)
 		return
@@ -150,6 +141,9 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 	st, err := fh.Stat()
 	if err != nil {
 		s.openError(w, r, f, err)
+		return
+	}
+	if !servableRange(w, r, st.Size()) {
 		return
 	}
 	h := logHeaders(w, path.Base(f.Path))
@@ -188,6 +182,9 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 	st, err := fh.Stat()
 	if err != nil {
 		s.openError(w, r, f, err)
+		return
+	}
+	if !servableRange(w, r, size) {
 		return
 	}
 	name := path.Base(f.Path)
@@ -370,27 +367,71 @@ func conditional(r *http.Request) bool {
 	return false
 }
 
-// dropEmptySuffixRanges removes the ranges "-0" from r's Range header:
-// the last zero bytes, which RFC 9110 calls unsatisfiable and
-// http.ServeContent answers with an empty 206 and an invalid
-// Content-Range. It is false when no range is left (the answer is 416).
-func dropEmptySuffixRanges(r *http.Request) bool {
+// servableRange readies r's Range header for http.ServeContent over size
+// bytes (normalRange) and answers 416 itself when no range of it is
+// satisfiable, with a JSON error as every other (ServeContent's is plain
+// text). A conditional request's validators decide first (a failed
+// If-Range means the whole file, a matching If-None-Match 304): there the
+// range is ignored, as a server may ignore Range.
+func servableRange(w http.ResponseWriter, r *http.Request, size int64) bool {
+	if normalRange(r, size) {
+		return true
+	}
+	if conditional(r) {
+		r.Header.Del("Range")
+		return true
+	}
+	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+	writeError(w, http.StatusRequestedRangeNotSatisfiable, "range not satisfiable")
+	return false
+}
+
+// normalRange rewrites r's Range header as RFC 9110 reads it, for
+// http.ServeContent, which answers 416 where the RFC asks for the header
+// to be ignored, and 206 with "bytes 0--1/0" for an empty file: a header
+// in another unit or of bad syntax (10-5, abc) is dropped (the whole
+// content, 200), as is any over an empty content; positions too big for
+// an int64 stand for the end; ranges that start past the end, and the
+// empty suffix -0, are left out. It is false when a range set of good
+// syntax has no range left: unsatisfiable.
+func normalRange(r *http.Request, size int64) bool {
 	h := r.Header.Get("Range")
-	unit, set, ok := strings.Cut(h, "=")
-	if !ok || strings.TrimSpace(unit) != "bytes" {
+	if h == "" {
+		return true
+	}
+	unit, set, found := strings.Cut(h, "=")
+	if !found || !strings.EqualFold(strings.TrimSpace(unit), "bytes") || size == 0 {
+		r.Header.Del("Range")
 		return true
 	}
 	var keep []string
-	dropped := false
+	specs := 0
 	for _, spec := range strings.Split(set, ",") {
-		spec = strings.TrimSpace(spec)
-		if n, isSuffix := strings.CutPrefix(spec, "-"); isSuffix && n != "" && strings.Trim(n, "0") == "" {
-			dropped = true
-			continue
+		if spec = strings.TrimSpace(spec); spec == "" {
+			continue // (empty list elements are allowed)
 		}
-		keep = append(keep, spec)
+		first, last, dash := strings.Cut(spec, "-")
+		a, aok := rangePos(first)
+		b, bok := rangePos(last)
+		if !dash || !aok && first != "" || !bok && last != "" || first == "" && last == "" || aok && bok && b < a {
+			r.Header.Del("Range") // not a range-set: ignored
+			return true
+		}
+		specs++
+		switch {
+		case first == "": // the last b bytes
+			if b > 0 {
+				keep = append(keep, "-"+strconv.FormatInt(b, 10))
+			}
+		case a >= size:
+		case last == "":
+			keep = append(keep, strconv.FormatInt(a, 10)+"-")
+		default:
+			keep = append(keep, strconv.FormatInt(a, 10)+"-"+strconv.FormatInt(min(b, size-1), 10))
+		}
 	}
-	if !dropped {
+	if specs == 0 {
+		r.Header.Del("Range")
 		return true
 	}
 	if len(keep) == 0 {
@@ -400,31 +441,15 @@ func dropEmptySuffixRanges(r *http.Request) bool {
 	return true
 }
 
-// unsatisfiable answers 416 with the size of what would be served.
-func (s *Server) unsatisfiable(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
-	var size int64
-	if f.Record().Compression != "" {
-		_, fh, _, n, err := sn.s.ReadCompressed(f)
-		if err != nil {
-			s.openError(w, r, f, err)
-			return
-		}
-		fh.Close()
-		size = n
-	} else {
-		fh, err := sn.s.OpenFile(f)
-		if err != nil {
-			s.openError(w, r, f, err)
-			return
-		}
-		st, err := fh.Stat()
-		fh.Close()
-		if err != nil {
-			s.openError(w, r, f, err)
-			return
-		}
-		size = st.Size()
+// rangePos reads a byte position of a Range header: digits only, and a
+// number too big for an int64 as the largest one.
+func rangePos(s string) (int64, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
 	}
-	w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
-	writeError(w, http.StatusRequestedRangeNotSatisfiable, "range not satisfiable")
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return math.MaxInt64, true
+	}
+	return n, true
 }

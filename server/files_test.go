@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -75,7 +76,14 @@ func TestContentRanges(t *testing.T) {
 		{"overlapping multi", "bytes=0-5,3-10", 206, nil, [][]byte{data[0:6], data[3:11]}},
 		{"multi", "bytes=0-0,-1", 206, nil, [][]byte{data[:1], data[size-1:]}},
 		{"unsatisfiable", fmt.Sprintf("bytes=%d-", size), 416, nil, nil},
-		{"malformed is ignored... or refused", "bytes=x-y", 416, nil, nil},
+		// A header that is not a byte range set is ignored (RFC 9110).
+		{"malformed is ignored", "bytes=x-y", 200, data, nil},
+		{"another unit is ignored", "items=0-5", 200, data, nil},
+		{"backwards is ignored", "bytes=10-5", 200, data, nil},
+		{"a double dash is ignored", "bytes=0--1", 200, data, nil},
+		{"a position too big for int64 is the end", "bytes=0-99999999999999999999999", 206, data, nil},
+		{"a start too big for int64 is past the end", "bytes=99999999999999999999999-", 416, nil, nil},
+		{"empty list elements", "bytes=,0-1,", 206, data[:2], nil},
 		{"the last zero bytes", "bytes=-0", 416, nil, nil},
 		{"the last zero bytes, spelt long", "bytes=-000", 416, nil, nil},
 		{"an empty suffix among others is left out", "bytes=-0,0-1", 206, data[:2], nil},
@@ -89,8 +97,11 @@ func TestContentRanges(t *testing.T) {
 			if r.code != tc.code {
 				t.Fatalf("%d, want %d: %s", r.code, tc.code, r.body)
 			}
-			if want := fmt.Sprintf("bytes */%d", size); tc.code == 416 && tc.rng != "bytes=x-y" && r.header.Get("Content-Range") != want {
+			if want := fmt.Sprintf("bytes */%d", size); tc.code == 416 && r.header.Get("Content-Range") != want {
 				t.Fatalf("Content-Range %q, want %q", r.header.Get("Content-Range"), want)
+			}
+			if tc.code == 416 && !json.Valid(r.body) {
+				t.Fatalf("416 body %q: not the API's JSON error", r.body)
 			}
 			if tc.want != nil && !bytes.Equal(r.body, tc.want) {
 				t.Fatalf("body %q, want %q", trunc(r.body), trunc(tc.want))
@@ -151,6 +162,20 @@ func TestContentRanges(t *testing.T) {
 	f.Close()
 	if r := ts.get(t, url, "If-None-Match", etag); r.code != 200 || r.header.Get("ETag") == etag || len(r.body) != size+14 {
 		t.Fatalf("after append: %d etag %s", r.code, r.header.Get("ETag"))
+	}
+}
+
+// TestContentRangeEmptyFile: any range over an empty file is ignored (an
+// empty 200), not a 206 with the impossible "bytes 0--1/0".
+func TestContentRangeEmptyFile(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"empty.log": "", "a.log": "a line\n"})
+	ts := newTestServer(t, fx)
+	url := fmt.Sprintf("/api/files/%d/content", ts.fileID(t, "logs/empty.log"))
+	for _, rng := range []string{"bytes=-5", "bytes=0-", "bytes=0-0"} {
+		r := ts.get(t, url, "Range", rng)
+		if r.code != http.StatusOK || len(r.body) != 0 || r.header.Get("Content-Range") != "" {
+			t.Errorf("%s over an empty file: %d %q, Content-Range %q", rng, r.code, r.body, r.header.Get("Content-Range"))
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.observe, s.auth, getHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "not found") })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD") // (every route: the API only reads)
 		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
 	})
 

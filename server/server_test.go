@@ -48,8 +48,8 @@ func TestEndpoints(t *testing.T) {
 		}
 	}
 	req, _ := http.NewRequest(http.MethodPost, ts.ts.URL+"/api/search?q=a", nil)
-	if r := do(t, ts.ts.Client(), req); r.code != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %d", r.code)
+	if r := do(t, ts.ts.Client(), req); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d, Allow %q", r.code, r.header.Get("Allow"))
 	}
 	var st Status
 	ts.get(t, "/api/status").json(t, &st)
