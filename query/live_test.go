@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/query/lang"
 	"github.com/logdex/logdex/query/live"
+	"github.com/rs/zerolog"
 )
 
 // TestChangesBetweenSearches changes indexed files between two searches on
@@ -365,4 +368,74 @@ func TestSearchesWhileFilesChange(t *testing.T) {
 		t.Fatal("no search completed")
 	}
 	t.Logf("%d searches while files changed", searches.Load())
+}
+
+// TestPagingAcrossIndexedRotation: logrotate runs between two pages and
+// the rotation is indexed before the next (the server's live indexing
+// does so within a second): the cursor's file now has another path, and
+// the next page goes on after the cursor's line in it, wherever it is, in
+// every order; no hit is shown twice. The new file at the cursor's path is
+// another, shown whole where the order has it.
+func TestPagingAcrossIndexedRotation(t *testing.T) {
+	for _, order := range []Order{OrderPath, OrderOldest, OrderNewest} {
+		root := t.TempDir()
+		write := func(name, tag string, minute, n int) {
+			var b strings.Builder
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(&b, "2026-12-01T17:%02d:%02dZ INFO %s %d figword\n", minute, i, tag, i)
+			}
+			must(t, os.WriteFile(filepath.Join(root, name), []byte(b.String()), 0o644))
+		}
+		write("rot.log.1", "old", 0, 20)
+		write("rot.log", "cur", 1, 20)
+		ix := filepath.Join(t.TempDir(), "ix")
+		open := func() *Searcher {
+			_, err := indexer.Update(t.Context(), indexer.Options{Dir: ix, Roots: []string{root}, Logger: zerolog.Nop()})
+			must(t, err)
+			mi, err := mmapstore.Open(ix)
+			must(t, err)
+			s := NewSearcher(mi, []string{root})
+			t.Cleanup(func() { s.Close(); mi.Close() })
+			return s
+		}
+		q, err := Compile([]string{"figword"}, lang.ModeQuery, false)
+		must(t, err)
+		seen := map[string]int{}
+		var token string
+		page := func(s *Searcher, limit int) int {
+			var after *Cursor
+			if token != "" {
+				after, err = DecodeCursor(token) // as the API hands it back
+				must(t, err)
+			}
+			n := 0
+			_, err := s.Search(t.Context(), q, Options{Limit: limit, After: after, Text: true, Order: order}, func(h *Hit) error {
+				seen[strings.Fields(string(h.Text))[2]+" "+strings.Fields(string(h.Text))[3]]++
+				token = h.Cursor().Encode()
+				n++
+				return nil
+			})
+			must(t, err)
+			return n
+		}
+		page(open(), 10)
+		must(t, os.Rename(filepath.Join(root, "rot.log.1"), filepath.Join(root, "rot.log.2")))
+		must(t, os.Rename(filepath.Join(root, "rot.log"), filepath.Join(root, "rot.log.1")))
+		write("rot.log", "new", 2, 1)
+		s := open()
+		for page(s, 7) > 0 {
+		}
+		want := 41 // every line once
+		if order == OrderNewest {
+			want = 40 // but the new one, newer than the first page
+		}
+		for line, n := range seen {
+			if n > 1 {
+				t.Errorf("order %v: %q shown %d times", order, line, n)
+			}
+		}
+		if len(seen) != want {
+			t.Errorf("order %v: %d lines shown, want %d: %v", order, len(seen), want, seen)
+		}
+	}
 }

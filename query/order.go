@@ -97,6 +97,9 @@ func (o Order) afterCursor(h *timedHit, c *Cursor) bool {
 		return true
 	}
 	at := &timedHit{f: &File{Path: c.Path, indexedPath: c.Indexed, atPathNow: c.AtPath}, line: c.Line, t: c.Time, timed: c.Timed}
+	if same, _ := c.sameFile(h.f); same {
+		at.f = h.f // renamed by a rotation since or not, ties with it go by line
+	}
 	return o.before(at, h)
 }
 

@@ -400,8 +400,14 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		// The indexed file's lines up to the cursor were shown, unless the
 		// cursor is in the file its path holds now, which comes first.
 		var after int64
-		if c := opt.After; c != nil && c.orderPath() == indexed && !(c.AtPath && h.Moved() != "") {
-			after = c.Line
+		if c := opt.After; c != nil && !(c.AtPath && h.Moved() != "") {
+			switch same, known := c.sameFile(f); {
+			case same: // the cursor's file, wherever a rotation put it
+				after = c.Line
+			case known: // another file (at the cursor's path: one new there)
+			case c.orderPath() == indexed:
+				after = c.Line
+			}
 		}
 		if !send(f, h, ts, after) {
 			return false, ctx.Err()

@@ -39,6 +39,23 @@ type Cursor struct {
 	// string would replace them, and paging would compare another path).
 	PathB64    []byte `json:"b,omitempty"`
 	IndexedB64 []byte `json:"ib,omitempty"`
+	// Dev and Ino identify the hit's file (0: not known, or a path's new
+	// content): a rotation that is indexed between two pages gives it
+	// another path, and the next page finds it by them, going on after
+	// the cursor's line there (the file now at the cursor's path is
+	// another, none of whose lines were shown).
+	Dev uint64 `json:"d,omitempty"`
+	Ino uint64 `json:"n,omitempty"`
+}
+
+// sameFile reports, when the cursor knows its file's identity (known),
+// whether f is that file, whatever its path now.
+func (c *Cursor) sameFile(f *File) (same, known bool) {
+	if c.Ino == 0 || f.atPathNow || f.lf == nil {
+		return false, false
+	}
+	rec := f.Record()
+	return rec.Dev == c.Dev && rec.Ino == c.Ino, true
 }
 
 // orderPath is the indexed path the cursor's file sorts at in path order.
@@ -51,7 +68,12 @@ func (c *Cursor) orderPath() string {
 
 // Cursor is the position of the hit, for Options.After.
 func (h *Hit) Cursor() Cursor {
-	return Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed, Indexed: h.File.indexedPath, AtPath: h.File.atPathNow}
+	c := Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed, Indexed: h.File.indexedPath, AtPath: h.File.atPathNow}
+	if !h.File.atPathNow && h.File.lf != nil {
+		rec := h.File.Record()
+		c.Dev, c.Ino = rec.Dev, rec.Ino
+	}
+	return c
 }
 
 // Encode renders the cursor as an opaque token.
