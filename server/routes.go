@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -25,6 +26,7 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 
 	r.Route("/api", func(r chi.Router) {
+		r.Use(wellFormedQuery)
 		r.Get("/search", s.handleSearch)
 		r.Get("/search/raw", s.handleRaw)
 		r.Get("/histogram", s.handleHistogram)
@@ -47,6 +49,22 @@ func (s *Server) routes() http.Handler {
 		uf.serve(w, r, "assets/"+chi.URLParam(r, "*"))
 	})
 	return r
+}
+
+// wellFormedQuery refuses a query string net/http cannot read whole (a
+// bad %-escape, a ';'): URL.Query drops such a pair without a word, and a
+// search would run without the parameter (a time range, a log) that was
+// asked for.
+func wellFormedQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+				writeError(w, http.StatusBadRequest, "malformed query string: "+err.Error())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // getHead routes HEAD requests as GET (net/http then sends no body), as

@@ -38,6 +38,9 @@ func TestEndpoints(t *testing.T) {
 		{"/assets/missing.js", 404, "", ""},
 		{"/nope", 404, "application/json", `"error":"not found"`},
 		{"/api/nope", 404, "application/json", `"error"`},
+		// A pair URL.Query would drop (the search would run without it).
+		{"/api/search?q=error&from=%ZZ", 400, "application/json", `malformed query string`},
+		{"/api/search?q=error;from=2026-01-01", 400, "application/json", `malformed query string`},
 	} {
 		r := ts.get(t, tc.path)
 		if r.code != tc.code || !strings.HasPrefix(r.header.Get("Content-Type"), tc.ctype) || !strings.Contains(string(r.body), tc.contains) {

@@ -55,6 +55,9 @@ func ParseUserTime(s string, now time.Time, loc *time.Location) (time.Time, erro
 		if ns, ok := z.unixNano(&st); ok {
 			return time.Unix(0, ns).In(loc), nil
 		}
+		if st.year < 1678 || st.year > 2262 { // (times are int64 nanoseconds)
+			return time.Time{}, fmt.Errorf("logtime: time %q out of range: years 1678 to 2262 can be given", s)
+		}
 	}
 	return time.Time{}, fmt.Errorf("logtime: cannot read time %q: want RFC 3339, "+
 		"\"YYYY-MM-DD HH:MM[:SS]\", epoch milliseconds, or a duration ago like 30m, 2h, 7d", s)

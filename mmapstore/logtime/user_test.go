@@ -41,6 +41,9 @@ func TestParseUserTime(t *testing.T) {
 		{"2026-11-29 10:00 junk", nil, "error: cannot read"},
 		{"1234567890123456789", nil, "error: out of range"},
 		{"yesterday", nil, "error: cannot read"},
+		{"3000-01-01", nil, "error: out of range"},
+		{"2263-01-01 00:00", nil, "error: out of range"},
+		{"1600-01-01T00:00:00Z", nil, "error: out of range"},
 	}
 	for _, tt := range tests {
 		got, err := ParseUserTime(tt.in, now, tt.loc)
