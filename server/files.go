@@ -164,7 +164,9 @@ func logHeaders(w http.ResponseWriter, filename string) http.Header {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": filename}))
+	// (A name that is not UTF-8 would go out as filename*=utf-8''…
+	// holding bytes that are not: its bad bytes become U+FFFD.)
+	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": strings.ToValidUTF8(filename, "\uFFFD")}))
 	return h
 }
 

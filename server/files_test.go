@@ -441,3 +441,21 @@ func TestHugeLinesAround(t *testing.T) {
 		t.Fatalf("context of a 3 MiB line: %+v", sr.Hits)
 	}
 }
+
+// TestContentDispositionNotUTF8: a file name that is not UTF-8 is named in
+// Content-Disposition with its bad bytes replaced, never as bytes the
+// header declares UTF-8 and are not.
+func TestContentDispositionNotUTF8(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"caf\xe9.log": "a line\n"})
+	ts := newTestServer(t, fx)
+	var fr filesResp
+	ts.get(t, "/api/files").json(t, &fr)
+	if len(fr.Files) != 1 {
+		t.Fatalf("%d files", len(fr.Files))
+	}
+	r := ts.get(t, fmt.Sprintf("/api/files/%d/content", fr.Files[0].ID))
+	_, params, err := mime.ParseMediaType(r.header.Get("Content-Disposition"))
+	if r.code != http.StatusOK || err != nil || params["filename"] != "caf\uFFFD.log" {
+		t.Fatalf("%d, Content-Disposition %q: %v %q", r.code, r.header.Get("Content-Disposition"), err, params["filename"])
+	}
+}
