@@ -86,10 +86,16 @@ func fileByParam(sn *snapshot, r *http.Request) (*query.File, *statusError) {
 		return nil, notFound("no such file id")
 	}
 	f, ok := sn.s.FileByID(id)
-	if !ok {
-		return nil, notFound("no such file id")
+	switch {
+	case ok:
+		return f, nil
+	case id > 0 && id < sn.ix.NextFileID():
+		// Ids are never given twice: this one named a file that was
+		// rotated, replaced or deleted since (its lines, if still there,
+		// have a new id).
+		return nil, &statusError{code: http.StatusGone, msg: "file no longer indexed under this id (rotated, replaced or deleted since); search again"}
 	}
-	return f, nil
+	return nil, notFound("no such file id")
 }
 
 // openError answers a file that cannot be opened without telling where it

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -457,5 +458,23 @@ func TestContentDispositionNotUTF8(t *testing.T) {
 	_, params, err := mime.ParseMediaType(r.header.Get("Content-Disposition"))
 	if r.code != http.StatusOK || err != nil || params["filename"] != "caf\uFFFD.log" {
 		t.Fatalf("%d, Content-Disposition %q: %v %q", r.code, r.header.Get("Content-Disposition"), err, params["filename"])
+	}
+}
+
+// TestContentOfAnIDGone: an id from an earlier answer whose file has gone
+// from the index since (deleted, or replaced under a new id) is 410 Gone,
+// not 404: ids are never given twice. One never given is 404.
+func TestContentOfAnIDGone(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"a.log": "a line\n", "b.log": "b line\n"})
+	ts := newTestServer(t, fx, func(o *Options) { o.Reindex = fx.reindexFunc() })
+	id := ts.fileID(t, "logs/b.log")
+	must(t, os.Remove(filepath.Join(fx.logs, "b.log")))
+	must(t, ts.ReindexNow(context.Background()))
+	url := fmt.Sprintf("/api/files/%d/content", id)
+	if r := ts.get(t, url); r.code != http.StatusGone || !json.Valid(r.body) {
+		t.Fatalf("%s of a file gone since: %d %s", url, r.code, r.body)
+	}
+	if r := ts.get(t, "/api/files/1000/content"); r.code != http.StatusNotFound {
+		t.Fatalf("an id never given: %d %s", r.code, r.body)
 	}
 }
