@@ -521,9 +521,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 		}
 		block := data[:cut]
 		t.scanned += int64(len(block))
-		filled := !countOnly && maxRecs > 0 && len(t.hits) < maxRecs
+		short := !countOnly && maxRecs > 0 && len(t.hits) < maxRecs // the page not full yet
 		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
-		if filled && len(t.hits) >= maxRecs {
+		if short && len(t.hits) >= maxRecs {
 			// The block's lines past the page's last were read only to
 			// count them: charged as such.
 			last := t.hits[len(t.hits)-1]
