@@ -36,10 +36,12 @@
 // offset; its Table then covers exactly the yielded bytes. Bytes after the
 // last complete stream give a *CorruptError whose Err is
 // ErrTrailingGarbage; for gzip they are yielded verbatim first, as
-// `gzip -cdf` (and so zgrep) prints them. Checksums are verified at the end
-// of each member, block or frame, so a decoder may yield wrong bytes after
-// corruption before it notices, as gzip -d does. Memory is bounded: zstd
-// windows and xz dictionaries above MaxDecoderWindow are refused.
+// `gzip -cdf` (and so zgrep) prints them, except zero bytes up to the end
+// of the file: padding, which gzip -d ignores, and so do we. Checksums are
+// verified at the end of each member, block or frame, so a decoder may
+// yield wrong bytes after corruption before it notices, as gzip -d does.
+// Memory is bounded: zstd windows and xz dictionaries above
+// MaxDecoderWindow are refused.
 //
 // # Table encoding (version 1)
 //

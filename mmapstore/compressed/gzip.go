@@ -196,7 +196,8 @@ func (g *gzipStream) skipString() error {
 }
 
 // trailer checks the member's CRC-32 and size, then decides what follows:
-// the end, another member, or garbage that is copied verbatim.
+// the end, another member, zero padding to the end (ignored, as gzip -d
+// and zcat ignore it), or garbage that is copied verbatim.
 func (g *gzipStream) trailer() error {
 	at := g.in.pos()
 	var t [8]byte
@@ -222,6 +223,10 @@ func (g *gzipStream) trailer() error {
 			g.rec.add(point{out: g.out, in: next, typ: pointStart})
 		}
 		g.state = gzHeader
+	case head[0] == 0 && g.zerosToEnd(next):
+		// Zero padding (tape or block padding), which gzip -d ignores.
+		g.state = gzDone
+		return io.EOF
 	default:
 		if g.rec != nil {
 			g.rec.add(point{out: g.out, in: next, typ: pointRaw})
@@ -229,6 +234,21 @@ func (g *gzipStream) trailer() error {
 		g.state, g.garbageAt = gzRaw, next
 	}
 	return nil
+}
+
+// zerosToEnd reports whether the file holds only zero bytes from compressed
+// offset off to its end. It reads the file directly, leaving the input
+// where it is.
+func (g *gzipStream) zerosToEnd(off int64) bool {
+	var buf [4 << 10]byte
+	for off < g.in.size {
+		n, _ := g.in.f.ReadAt(buf[:min(int64(len(buf)), g.in.size-off)], off)
+		if n == 0 || !allZero(buf[:n]) {
+			return false
+		}
+		off += int64(n)
+	}
+	return true
 }
 
 // checkpoint is the inflater's end-of-block callback at index time.

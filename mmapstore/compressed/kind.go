@@ -71,8 +71,10 @@ var ErrTruncated = errors.New("compressed input is truncated")
 // ErrTrailingGarbage is the Err of a CorruptError returned after the last
 // complete stream when bytes follow that do not start another stream. For
 // gzip those bytes have been yielded verbatim first, as `gzip -cdf` (and so
-// zgrep) prints them; for the other kinds they are not part of the content,
-// as zstd, xz and bzip2 -d leave them out.
+// zgrep) prints them, unless they are all zeros: zero padding to the end of
+// a gzip file is no error and no content, as for `gzip -d` and zcat. For
+// the other kinds they are not part of the content, as zstd, xz and
+// bzip2 -d leave them out (xz's stream padding is no error either).
 var ErrTrailingGarbage = errors.New("trailing garbage after the last stream")
 
 // CorruptError reports compressed input that cannot be decoded (or a

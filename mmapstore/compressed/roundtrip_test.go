@@ -133,13 +133,13 @@ func TestTrailingGarbage(t *testing.T) {
 				comp := append(c.make(t, data), garbage...)
 				out, tab, err := index(c.kind, comp, 16<<10)
 				want := data
-				if c.kind == Gzip {
+				if c.kind == Gzip && garbage != "\x00\x00\x00\x00" {
 					want = tool(t, comp, "gzip", "-cdfq")
 				}
-				if c.kind == XZ && garbage == "\x00\x00\x00\x00" {
-					// Stream padding, not garbage.
+				if (c.kind == XZ || c.kind == Gzip) && garbage == "\x00\x00\x00\x00" {
+					// Stream padding (xz), zero padding gzip -d ignores: not garbage.
 					if err != io.EOF {
-						t.Fatalf("xz with stream padding: %v", err)
+						t.Fatalf("%v with zero padding: %v", c.kind, err)
 					}
 				} else if !errors.Is(err, ErrTrailingGarbage) {
 					t.Fatalf("err = %v, want ErrTrailingGarbage", err)
@@ -150,5 +150,50 @@ func TestTrailingGarbage(t *testing.T) {
 				checkReads(t, comp, tab, want, 4, 5)
 			})
 		}
+	}
+}
+
+// TestGzipZeroPadding: zero bytes after the last member to the end of the
+// file (tape or block padding) are ignored, as `gzip -dc` and zcat ignore
+// them: the content is the members' alone and nothing is damaged. Zeros
+// followed by anything else are trailing garbage, kept verbatim as
+// `gzip -cdfq` prints them.
+func TestGzipZeroPadding(t *testing.T) {
+	data := genLog(9, 30<<10)
+	member := tool(t, data, "gzip", "-c")
+	zeros := func(n int) string { return string(make([]byte, n)) }
+	for _, c := range []struct {
+		name    string
+		file    []byte
+		padding string
+		garbage bool // ErrTrailingGarbage, the padding is content
+	}{
+		{"one-zero", member, zeros(1), false},
+		{"1000-zeros", member, zeros(1000), false},
+		{"block-padding", member, zeros(10240 - len(member)%10240), false},
+		{"two-members", append(bytes.Clone(member), member...), zeros(512), false},
+		{"zeros-then-garbage", member, zeros(100) + "x", true},
+		{"zeros-then-member", member, zeros(4) + string(member[:20]), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			comp := append(bytes.Clone(c.file), c.padding...)
+			out, tab, err := index(Gzip, comp, 8<<10)
+			var want []byte
+			if c.garbage {
+				want = tool(t, comp, "gzip", "-cdfq")
+				if !errors.Is(err, ErrTrailingGarbage) {
+					t.Fatalf("err = %v, want ErrTrailingGarbage", err)
+				}
+			} else {
+				want = tool(t, comp, "gzip", "-dc")
+				if err != io.EOF {
+					t.Fatalf("err = %v, want none (io.EOF)", err)
+				}
+			}
+			if !bytes.Equal(out, want) {
+				t.Fatalf("output %d bytes, want %d", len(out), len(want))
+			}
+			checkReads(t, comp, tab, want, 5, 5)
+		})
 	}
 }
