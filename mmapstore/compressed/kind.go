@@ -46,15 +46,18 @@ var (
 
 // Sniff recognises a compressed file by its first bytes (at least SniffLen
 // of them when the file is that long), not by its name: logrotate and
-// friends name files freely. It returns None for anything else, including
-// a zstd file that starts with a skippable frame (rare; zstd never writes
-// one first) and gzip data whose method byte is not deflate.
+// friends name files freely. A zstd file may start with a skippable frame
+// (magic 0x184D2A50 to 0x184D2A5F; pzstd writes one before each frame), as
+// zstd -d accepts it. It returns None for anything else, including gzip
+// data whose method byte is not deflate.
 func Sniff(head []byte) Kind {
 	switch {
 	case len(head) >= 3 && bytes.HasPrefix(head, gzipMagic) && head[2] == 8:
 		return Gzip
 	case bytes.HasPrefix(head, zstdMagic):
 		return Zstd
+	case len(head) >= 4 && zstdMagicPrefix(head[:4]):
+		return Zstd // a skippable frame
 	case len(head) >= 4 && bytes.HasPrefix(head, bzip2Magic) && head[3] >= '1' && head[3] <= '9':
 		return Bzip2
 	case bytes.HasPrefix(head, xzMagic):

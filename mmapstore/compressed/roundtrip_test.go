@@ -48,6 +48,15 @@ func goZstd(t *testing.T, data []byte) []byte {
 	return w.EncodeAll(data, nil)
 }
 
+// skippableFirst puts a skippable frame (magic 0x184D2A5n, a length, that
+// many bytes) before what f makes, as pzstd and other tools write one.
+func skippableFirst(n byte, f func(*testing.T, []byte) []byte) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, data []byte) []byte {
+		frame := []byte{0x50 | n, 0x2a, 0x4d, 0x18, 5, 0, 0, 0, 'l', 'o', 'g', 'd', 'x'}
+		return append(frame, f(t, data)...)
+	}
+}
+
 func goXZ(t *testing.T, data []byte) []byte {
 	var b bytes.Buffer
 	w, err := xz.WriterConfig{BlockSize: 100 << 10, CheckSum: xz.SHA256}.NewWriter(&b)
@@ -67,6 +76,8 @@ var compressCases = []compressCase{
 	{"zstd", Zstd, cli("zstd", "-q", "-c")},
 	{"zstd-frames", Zstd, split(4, cli("zstd", "-q", "-1", "-c"))},
 	{"zstd-go", Zstd, goZstd},
+	{"zstd-skippable-first", Zstd, skippableFirst(0xf, split(2, cli("zstd", "-q", "-c")))},
+	{"pzstd", Zstd, cli("pzstd", "-q", "-c", "-p", "2")},
 	{"bzip2-9", Bzip2, cli("bzip2", "-9", "-c")},
 	{"bzip2-1", Bzip2, cli("bzip2", "-1", "-c")},
 	{"bzip2-streams", Bzip2, split(3, cli("bzip2", "-1", "-c"))},

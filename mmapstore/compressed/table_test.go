@@ -17,6 +17,12 @@ func TestSniff(t *testing.T) {
 		{"\x1f\x8b\x07\x00", None}, // not deflate
 		{"\x1f\x8b", None},
 		{"\x28\xb5\x2f\xfd\x24", Zstd},
+		{"\x50\x2a\x4d\x18\x04\x00\x00\x00", Zstd}, // a skippable frame first, as pzstd writes
+		{"\x5f\x2a\x4d\x18\x00\x00\x00\x00", Zstd},
+		{"\x5a\x2a\x4d\x18", Zstd},
+		{"\x60\x2a\x4d\x18\x00\x00\x00\x00", None},
+		{"\x4f\x2a\x4d\x18\x00\x00\x00\x00", None},
+		{"\x50\x2a\x4d", None},
 		{"BZh91AY&SY", Bzip2},
 		{"BZh0", None},
 		{"BZ", None},
