@@ -199,6 +199,15 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: conflicting matchers specified (-F, -E, -G and --re2 exclude each other, except -E --re2)")
 		return 2
 	}
+	if sf.invert && !sf.words && !sf.lines && (!sf.filesWithout || sf.quiet) && onlyEmpty(patterns) &&
+		(mode == lang.ModeLiteral || mode == lang.ModeERE || mode == lang.ModeBRE) {
+		// grep -v whose only pattern is the empty one (duplicates
+		// dropped), without -w or -x: every line matches it, none can be
+		// selected, and grep stops before reading anything (-c prints
+		// no count, a missing PATH is not said); -L still names every
+		// file.
+		return 1
+	}
 	if sf.before < 0 || sf.after < 0 || sf.context < 0 {
 		fmt.Fprintln(e.stderr, "logdex: invalid context length (negative)")
 		return 2
@@ -970,6 +979,17 @@ func onlyParts(q *query.Query, patterns []string, mode lang.Mode, fold, words bo
 		return nil, err
 	}
 	return plain.WordMatches()
+}
+
+// onlyEmpty reports whether patterns (each line of each a pattern) are
+// at least one, and all empty.
+func onlyEmpty(patterns []string) bool {
+	for _, p := range patterns {
+		if strings.Trim(p, "\n") != "" {
+			return false
+		}
+	}
+	return len(patterns) > 0
 }
 
 // maxCountFlag is grep's -m NUM: a negative NUM, or one past the largest

@@ -187,8 +187,29 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"a pattern file with an empty line", []string{"search", "-cF", "-f", "blank.txt", "logs/app"}, []string{"-rc", "-F", "-f", "blank.txt", "logs/app"}},
 		{"an empty pattern file, conflicting matchers", []string{"search", "-v", "-f", "empty.txt", "-E", "-F", "logs/app"}, []string{"-rnv", "-f", "empty.txt", "-E", "-F", "logs/app"}},
 		{"a missing pattern file", []string{"search", "-F", "-f", "nope.txt", "logs"}, []string{"-rn", "-F", "-f", "nope.txt", "logs"}},
+		// grep -v with one empty pattern (after dropping duplicates) and
+		// neither -w nor -x stops before reading anything: no line can
+		// be selected, -c prints no count, a missing PATH is not looked
+		// at; -L still names every file, and -w or -x count as usual.
+		{"inverted empty pattern, counted", []string{"search", "-vc", "-G", "-e", "", "logs"}, []string{"-rvc", "-G", "-e", "", "logs"}},
+		{"inverted empty pattern, counted, -F", []string{"search", "-vcF", "", "logs"}, []string{"-rvc", "-F", "", "logs"}},
+		{"inverted empty pattern, counted, -E -i", []string{"search", "-vciE", "-e", "", "logs"}, []string{"-rvci", "-E", "-e", "", "logs"}},
+		{"inverted empty pattern, counted, twice", []string{"search", "-vcG", "-e", "", "-e", "", "logs"}, []string{"-rvc", "-G", "-e", "", "-e", "", "logs"}},
+		{"inverted empty pattern, counted, a newline", []string{"search", "-vcE", "-e", "\n", "logs"}, []string{"-rvc", "-E", "-e", "\n", "logs"}},
+		{"inverted empty pattern, counted, one file", []string{"search", "-vcF", "", "logs/nginx/access.log"}, []string{"-rvc", "-F", "", "logs/nginx/access.log"}},
+		{"inverted empty pattern file line, counted", []string{"search", "-vcG", "-f", "blank-only.txt", "logs"}, []string{"-rvc", "-G", "-f", "blank-only.txt", "logs"}},
+		{"inverted empty pattern file lines, counted", []string{"search", "-vcF", "-f", "blank-two.txt", "logs"}, []string{"-rvc", "-F", "-f", "blank-two.txt", "logs"}},
+		{"inverted empty pattern and an empty file, counted", []string{"search", "-vcF", "-e", "", "-f", "empty.txt", "logs"}, []string{"-rvc", "-F", "-e", "", "-f", "empty.txt", "logs"}},
+		{"inverted empty pattern, counted, a missing PATH", []string{"search", "-vcF", "", "logs", "nope"}, []string{"-rvc", "-F", "", "logs", "nope"}},
+		{"inverted empty pattern, a missing PATH", []string{"search", "-vE", "", "nope", "logs/app"}, []string{"-rnv", "-E", "", "nope", "logs/app"}},
+		{"inverted empty pattern, counted, -m", []string{"search", "-vcF", "-m2", "", "logs"}, []string{"-rvc", "-F", "-m2", "", "logs"}},
+		{"inverted empty pattern, counted, files without", []string{"search", "-vcLF", "", "logs/app"}, []string{"-rvcL", "-F", "", "logs/app"}},
+		{"inverted empty pattern, counted, files with", []string{"search", "-vclF", "", "logs/app"}, []string{"-rvcl", "-F", "", "logs/app"}},
+		{"inverted empty pattern, counted, whole lines", []string{"search", "-vcxF", "", "logs"}, []string{"-rvcx", "-F", "", "logs"}},
+		{"inverted empty pattern, counted, whole words", []string{"search", "-vcwG", "", "logs"}, []string{"-rvcw", "-G", "", "logs"}},
+		{"inverted empty and other pattern, counted", []string{"search", "-vcF", "-e", "", "-e", "ERROR", "logs/app"}, []string{"-rvc", "-F", "-e", "", "-e", "ERROR", "logs/app"}},
 	}
-	for name, text := range map[string]string{"pats.txt": "ERROR\nGET /api\n", "pats-re.txt": "time(out)?\nuser=[a-z]+", "empty.txt": "", "blank.txt": "zzz\n\n"} {
+	for name, text := range map[string]string{"pats.txt": "ERROR\nGET /api\n", "pats-re.txt": "time(out)?\nuser=[a-z]+", "empty.txt": "", "blank.txt": "zzz\n\n", "blank-only.txt": "\n", "blank-two.txt": "\n\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
