@@ -39,7 +39,13 @@ func TestSearchColorLikeGrep(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "w.log"), []byte(words), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	perWordFile := [][]string{{"-w", "-E", "foo.*"}, {"-w", "-E", "foo|foo.bar"}, {"-w", "-F", "aa"}, {"-w", "-E", "foo"}, {"-wv", "-C1", "-F", "foo"}}
+	perWordFile := [][]string{{"-w", "-E", "foo.*"}, {"-w", "-E", "foo|foo.bar"}, {"-w", "-F", "aa"}, {"-w", "-E", "foo"}, {"-wv", "-C1", "-F", "foo"},
+		// \< and \> mark the match only, not the character beside it
+		// their translation takes; \b and \B alike.
+		{"-E", `foo\>`}, {"-E", `\<foo`}, {"-G", `\<foo\>`}, {"-E", `\<[a-z]*`}, {"-E", `[a-z]*\>`}, {"-iE", `\<F[a-z]*\>`},
+		{"-E", `o\>|x`}, {"-E", `\<(a|bar)`}, {"-E", `foo\>.`}, {"-E", `.\<.`}, {"-E", `-\<`}, {"-E", `\>-`}, {"-E", `o*\>-*`},
+		{"-E", "-e", `\<foo`, "-e", `bar\>`}, {"-E", "-e", `\<foo`, "-e", "aa"}, {"-E", `\>`}, {"-E", `\bfoo\b`}, {"-E", `\Bo\B`}, {"-E", `oo\B`}, {"-G", `\<\w`},
+	}
 	tree := [][]string{{"-c", "-F", "ERROR"}, {"-l", "-F", "ERROR"}, {"-L", "-F", "ERROR"}}
 	for _, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "ms=4:mc=7:ln=:fn=", "ms=abc:fn=34", "ms=1x:ln=33", "=5:fn=34", "fn=34=5:ln=33", "ne=1:fn=33", "ms=4:mt", "sl=1:cx=2:rv:zz=9:ln=34", "sl=1:cx=2", "sl=7:ms=:mc=", "cx=4:rv", "a;b:fn=34"} {
 		t.Setenv("GREP_COLORS", colors)

@@ -961,6 +961,9 @@ func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words b
 		return q.AppendHighlights
 	}
 	marks, err := onlyParts(q, patterns, mode, fold, words)
+	if !words {
+		marks, err = q.Marks() // (\< and \> too, which -o refuses)
+	}
 	if err != nil {
 		return nil
 	}

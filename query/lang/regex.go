@@ -386,6 +386,22 @@ func (n *Regex) WordEdges() bool {
 	return n.Syntax != SyntaxRE2 && (strings.Contains(n.Expr, `\<`) || strings.Contains(n.Expr, `\>`))
 }
 
+// EdgeTree is the tree of the regex's grep pattern with \< and \> kept
+// (grepsyntax.TranslateEdges: as OpBeginLine and OpEndLine), the pattern
+// read widened as grep in the C locale reads it, to be matched byte by
+// byte (each byte the rune of its value). Only for patterns WordEdges
+// reports.
+func (n *Regex) EdgeTree() (*syntax.Regexp, error) {
+	if n.Syntax == SyntaxRE2 {
+		return nil, errors.New("EdgeTree of an RE2 expression")
+	}
+	expr := n.Expr
+	if hasHighByte(expr) {
+		expr = widen(expr)
+	}
+	return grepsyntax.TranslateEdges(expr, grepSyntax(n.Syntax), n.Fold)
+}
+
 // wholeRegex is the Regex of Go expression g (of pattern expr) restricted
 // to whole lines or words; wide: g reads its pattern byte by byte.
 func wholeRegex(expr string, syn Syntax, fold bool, g string, wide, words bool) (*Regex, error) {

@@ -78,8 +78,12 @@ func toSyntax(n *node) *syntax.Regexp {
 		return &syntax.Regexp{Op: syntax.OpWordBoundary}
 	case opNotWordB:
 		return &syntax.Regexp{Op: syntax.OpNoWordBoundary}
+	case opBegWord:
+		return &syntax.Regexp{Op: syntax.OpBeginLine} // (only in TranslateEdges: emit removes them)
+	case opEndWord:
+		return &syntax.Regexp{Op: syntax.OpEndLine}
 	}
-	panic("grepsyntax: unexpected node in emit") // removeWordEdges leaves none
+	panic("grepsyntax: unexpected node in emit")
 }
 
 // repeatSyntax writes sub{min,max} (max -1: unbounded). Go's parser

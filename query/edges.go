@@ -1,0 +1,261 @@
+package query
+
+import (
+	"regexp/syntax"
+
+	"github.com/logdex/logdex/query/lang"
+)
+
+// Patterns holding \< or \> are translated into Go expressions that may
+// take a character of the line beside the match (lang.Regex.WordEdges):
+// right for selecting lines, not for the extent of matches. Their extents
+// (what grep -o prints, what --color marks) are found here instead, by a
+// small matcher of the patterns' own trees, in which \< and \> are what
+// grep makes of them: the start and the end of a word.
+
+// Marks returns what grep --color marks in a line the query (without -w)
+// selects: OnlyMatching's parts, and where a pattern holds \< or \>
+// (which OnlyMatching refuses) the same leftmost-longest non-empty
+// matches, \< and \> read as grep reads them. grep -o prints these too,
+// but -o with them stays refused: grep 3.8's -o contradicts its own line
+// selection where such an assertion is repeated ('(\<a)+' prints nothing
+// of the line "aaa-b" it selects), which the property tests of -o over
+// grep's whole syntax would meet.
+func (q *Query) Marks() (func(dst [][2]int, line []byte) [][2]int, error) {
+	if q.hasWordEdges() {
+		return q.edgeParts()
+	}
+	return q.OnlyMatching()
+}
+
+// edgeParts is OnlyMatching for a query whose patterns include one with
+// \< or \>: a Pike VM over the program of all the patterns, matching the
+// line byte by byte (each byte the rune of its value, as grep in the C
+// locale reads it), leftmost-longest as grep.
+func (q *Query) edgeParts() (func(dst [][2]int, line []byte) [][2]int, error) {
+	var subs []*syntax.Regexp
+	var walk func(n lang.Node) error
+	walk = func(n lang.Node) error {
+		switch n := n.(type) {
+		case *lang.Or:
+			for _, k := range n.Kids {
+				if err := walk(k); err != nil {
+					return err
+				}
+			}
+		case *lang.Not:
+			if n != q.root {
+				return errOnlyQuery
+			}
+			return walk(n.Kid) // grep -ov: the parts its other lines match
+		case *lang.Literal:
+			e, _ := n.GoExpr()
+			re, err := syntax.Parse(e, syntax.Perl)
+			if err != nil {
+				return err
+			}
+			subs = append(subs, re)
+		case *lang.Regex:
+			re := n.Tree
+			if n.WordEdges() {
+				var err error
+				if re, err = n.EdgeTree(); err != nil {
+					return err
+				}
+			}
+			subs = append(subs, re)
+		default:
+			return errOnlyQuery
+		}
+		return nil
+	}
+	if err := walk(q.root); err != nil {
+		return nil, err
+	}
+	re := subs[0]
+	if len(subs) > 1 {
+		re = &syntax.Regexp{Op: syntax.OpAlternate, Sub: subs}
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	return func(dst [][2]int, line []byte) [][2]int {
+		m := &edgeVM{prog: prog, line: line}
+		// grep's loop (print_line_middle): the leftmost-longest match
+		// starting at cur or later, the line before cur in view; an
+		// empty one is not printed, and the next search starts a byte
+		// further.
+		for cur := 0; cur < len(line); {
+			s, e := m.find(cur)
+			if s < 0 || s == len(line) {
+				break
+			}
+			if e == s {
+				cur = s + 1
+				continue
+			}
+			dst = append(dst, [2]int{s, e})
+			cur = e
+		}
+		return dst
+	}, nil
+}
+
+// hasWordEdges reports whether a pattern of q holds \< or \>.
+func (q *Query) hasWordEdges() bool {
+	var walk func(n lang.Node) bool
+	walk = func(n lang.Node) bool {
+		switch n := n.(type) {
+		case *lang.Or:
+			for _, k := range n.Kids {
+				if walk(k) {
+					return true
+				}
+			}
+		case *lang.Not:
+			return walk(n.Kid)
+		case *lang.Regex:
+			return n.WordEdges()
+		}
+		return false
+	}
+	return walk(q.root)
+}
+
+// edgeVM runs a program on one line. Threads carry the position their
+// match started at; a state is held by one thread a step, the one of the
+// earliest start (threads are kept in order of start), which is all
+// leftmost-longest needs.
+type edgeVM struct {
+	prog         *syntax.Prog
+	line         []byte
+	clist, nlist edgeQueue
+	stack        []uint32
+}
+
+type edgeThread struct {
+	pc    uint32
+	start int
+}
+
+// edgeQueue is a sparse set of states, in order of insertion.
+type edgeQueue struct {
+	sparse []uint32
+	dense  []edgeThread
+}
+
+func (q *edgeQueue) init(n int) {
+	if q.sparse == nil {
+		q.sparse = make([]uint32, n)
+	}
+	q.dense = q.dense[:0]
+}
+
+func (q *edgeQueue) has(pc uint32) bool {
+	i := q.sparse[pc]
+	return int(i) < len(q.dense) && q.dense[i].pc == pc
+}
+
+// find returns the leftmost-longest match starting at cur or later
+// ([s, e), s < 0: none).
+func (m *edgeVM) find(cur int) (s, e int) {
+	n := len(m.prog.Inst)
+	m.clist.init(n)
+	m.nlist.init(n)
+	s, e = -1, -1
+	for pos := cur; ; pos++ {
+		if s < 0 {
+			m.add(&m.clist, uint32(m.prog.Start), pos, pos)
+		}
+		if len(m.clist.dense) == 0 {
+			break
+		}
+		r := rune(-1)
+		if pos < len(m.line) {
+			r = rune(m.line[pos])
+		}
+		m.nlist.dense = m.nlist.dense[:0]
+		for _, t := range m.clist.dense {
+			if s >= 0 && t.start > s {
+				break // (in order of start: a match starts no later)
+			}
+			inst := &m.prog.Inst[t.pc]
+			ok := false
+			switch inst.Op {
+			case syntax.InstMatch:
+				s, e = t.start, pos // (the earliest start to match; later, longer)
+				continue
+			case syntax.InstRune:
+				ok = r >= 0 && inst.MatchRune(r)
+			case syntax.InstRune1:
+				ok = r >= 0 && r == inst.Rune[0]
+			case syntax.InstRuneAny:
+				ok = r >= 0
+			case syntax.InstRuneAnyNotNL:
+				ok = r >= 0 && r != '\n'
+			}
+			if ok {
+				m.add(&m.nlist, inst.Out, pos+1, t.start)
+			}
+		}
+		if pos >= len(m.line) {
+			break
+		}
+		m.clist, m.nlist = m.nlist, m.clist
+	}
+	return s, e
+}
+
+// add puts pc and the states it reaches without reading a byte at pos
+// into q, for a match started at start.
+func (m *edgeVM) add(q *edgeQueue, pc uint32, pos, start int) {
+	m.stack = append(m.stack[:0], pc)
+	for len(m.stack) > 0 {
+		pc := m.stack[len(m.stack)-1]
+		m.stack = m.stack[:len(m.stack)-1]
+		if q.has(pc) {
+			continue
+		}
+		q.sparse[pc] = uint32(len(q.dense))
+		q.dense = append(q.dense, edgeThread{pc, start})
+		inst := &m.prog.Inst[pc]
+		switch inst.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			m.stack = append(m.stack, inst.Arg, inst.Out)
+		case syntax.InstNop, syntax.InstCapture:
+			m.stack = append(m.stack, inst.Out)
+		case syntax.InstEmptyWidth:
+			if syntax.EmptyOp(inst.Arg)&^m.empty(pos) == 0 {
+				m.stack = append(m.stack, inst.Out)
+			}
+		}
+	}
+}
+
+// empty is what holds at pos of the line: its start and end, \b or \B
+// (grep's words: ASCII letters, digits and '_'), and in the places of
+// (?m)^ and (?m)$, \< and \> (TranslateEdges).
+func (m *edgeVM) empty(pos int) syntax.EmptyOp {
+	var f syntax.EmptyOp
+	before := pos > 0 && wordByte[m.line[pos-1]]
+	after := pos < len(m.line) && wordByte[m.line[pos]]
+	if pos == 0 {
+		f |= syntax.EmptyBeginText
+	}
+	if pos == len(m.line) {
+		f |= syntax.EmptyEndText
+	}
+	if before != after {
+		f |= syntax.EmptyWordBoundary
+	} else {
+		f |= syntax.EmptyNoWordBoundary
+	}
+	if !before && after {
+		f |= syntax.EmptyBeginLine
+	}
+	if before && !after {
+		f |= syntax.EmptyEndLine
+	}
+	return f
+}

@@ -1,0 +1,28 @@
+package grepsyntax
+
+import "regexp/syntax"
+
+// TranslateEdges reads pattern as Translate does (which it must have
+// accepted) and returns its tree with \< and \> kept, written as the
+// assertions no translated pattern holds: \< as OpBeginLine ((?m)^) and
+// \> as OpEndLine ((?m)$). Translate rewrites them into \b and a look at
+// the character next to them, which may take a character of the line
+// beside the match: the lines it selects are right, the extent of its
+// matches not. A matcher that gives these two assertions their grep
+// meaning (the start and the end of a word) finds the extents grep -o
+// prints and --color marks.
+func TranslateEdges(pattern string, syn Syntax, foldASCII bool) (*syntax.Regexp, error) {
+	if r, _ := translate(pattern, syn, foldASCII, false); r.Err != nil {
+		return nil, r.Err
+	}
+	p := &parser{src: pattern, syn: syn, fold: foldASCII}
+	tree, err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	tree = simplify(tree)
+	if expandedSize(tree) > maxExpanded {
+		return nil, &Error{Msg: msgTooBig}
+	}
+	return toSyntax(tree), nil
+}
