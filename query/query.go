@@ -56,7 +56,7 @@ func CompileGrep(patterns []string, mode lang.Mode, fold bool, g GrepFlags) (*Qu
 	}
 	if g.Words || g.Lines {
 		if root, err = lang.Whole(root, !g.Lines); err != nil {
-			return nil, err
+			return nil, lang.LocateWhole(err, patterns, mode, fold, !g.Lines)
 		}
 	}
 	if g.Invert {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
@@ -260,13 +261,25 @@ func (e *env) search(args []string) int {
 	q, err := query.CompileGrep(compiled, compiledMode, fold, grepFlags)
 	if err != nil {
 		var pe *lang.ParseError
-		if errors.As(err, &pe) && pe.Pattern < len(origins) && origins[pe.Pattern] != "" {
-			fmt.Fprintf(e.stderr, "logdex: %s: %v\n", origins[pe.Pattern], err) // as grep: FILE:LINE
-		} else {
+		if !errors.As(err, &pe) || pe.Pattern >= len(patterns) {
 			fmt.Fprintf(e.stderr, "logdex: %v\n", err)
+			return 2
 		}
-		if pe != nil && pe.Pattern < len(patterns) && !strings.Contains(patterns[pe.Pattern], "\n") {
-			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", patterns[pe.Pattern], pe.Pos, "")
+		// The pattern at fault, quoted with a caret under the character;
+		// in a grep mode, of a pattern of several lines, the line at
+		// fault (each line is a pattern of its own).
+		p, pos, where, from := patterns[pe.Pattern], pe.Pos, "", ""
+		if mode != lang.ModeQuery && strings.Contains(p, "\n") {
+			var no int
+			p, pos, no = lineAt(p, pos)
+			where = fmt.Sprintf(" of line %d", no)
+		}
+		if o := origins[pe.Pattern]; o != "" {
+			from = o + ": " // as grep: FILE:LINE
+		}
+		fmt.Fprintf(e.stderr, "logdex: %s%s (at character %d%s)\n", from, pe.Msg, pos+1, where)
+		if !strings.Contains(p, "\n") {
+			fmt.Fprintf(e.stderr, "  %s\n  %*s^\n", p, pos, "")
 		}
 		return 2
 	}
@@ -982,6 +995,20 @@ func onlyParts(q *query.Query, patterns []string, mode lang.Mode, fold, words bo
 		return nil, err
 	}
 	return plain.WordMatches()
+}
+
+// lineAt is the line of p holding its character pos, pos counted in that
+// line, and the line's number (from 1).
+func lineAt(p string, pos int) (line string, col, no int) {
+	lines := strings.Split(p, "\n")
+	for i, l := range lines {
+		n := utf8.RuneCountInString(l)
+		if pos <= n || i == len(lines)-1 {
+			return l, pos, i + 1
+		}
+		pos -= n + 1
+	}
+	return p, pos, 1 // (not reached: Split returns a line at least)
 }
 
 // onlyEmpty reports whether patterns (each line of each a pattern) are

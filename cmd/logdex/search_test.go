@@ -331,6 +331,35 @@ func TestSearchErrors(t *testing.T) {
 	}
 }
 
+// TestSearchPatternErrorsSayWhich: an error in one of several patterns
+// names and quotes that pattern, the line of it at fault (each line of a
+// pattern is a pattern of its own) and, from -f FILE, FILE:LINE of that
+// line, as grep names it.
+func TestSearchPatternErrorsSayWhich(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	must(t, os.WriteFile(filepath.Join(dir, "edge.txt"), []byte("abcdef\nx\\>\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "paren.txt"), []byte("abc\nx(\n"), 0o644))
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"-w", "-E", "-e", "abcdef", "-e", `x\>`}, "logdex: unsupported: \\< or \\> with -w or -x (at character 2)\n  x\\>\n   ^\n"},
+		{[]string{"-x", "-G", "-e", "a", "-e", "b\nc\\<"}, "logdex: unsupported: \\< or \\> with -w or -x (at character 2 of line 2)\n  c\\<\n   ^\n"},
+		{[]string{"-w", "-E", "-f", "edge.txt"}, "logdex: edge.txt:2: unsupported: \\< or \\> with -w or -x (at character 2)\n  x\\>\n   ^\n"},
+		{[]string{"-w", "-E", "-e", "abcdef", "-f", "edge.txt"}, "logdex: edge.txt:2: unsupported: \\< or \\> with -w or -x (at character 2)\n  x\\>\n   ^\n"},
+		{[]string{"-E", "-f", "paren.txt"}, "logdex: paren.txt:2: Unmatched ( or \\( (at character 2)\n  x(\n   ^\n"},
+		{[]string{"-E", "-e", "abcdef", "-e", "q\nx("}, "logdex: Unmatched ( or \\( (at character 2 of line 2)\n  x(\n   ^\n"},
+		{[]string{"-E", "-e", "q\nab\nxy("}, "logdex: Unmatched ( or \\( (at character 3 of line 3)\n  xy(\n    ^\n"},
+		{[]string{"-E", "-e", "abcdef", "-e", "x("}, "logdex: Unmatched ( or \\( (at character 2)\n  x(\n   ^\n"},
+	} {
+		args := append(append([]string{"search", "--no-update"}, tc.args...), "logs")
+		_, stderr, code := logdex(t, dir, args...)
+		if code != 2 || stderr != tc.stderr {
+			t.Errorf("%q: exit %d, stderr\n%s\nwant\n%s", tc.args, code, stderr, tc.stderr)
+		}
+	}
+}
+
 func TestSearchLimitAndQueryLanguage(t *testing.T) {
 	dir, _ := fixtureCopy(t)
 	out, _, code := logdex(t, dir, "search", "--limit", "3", "-F", "INFO", "logs")

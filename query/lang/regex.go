@@ -374,6 +374,33 @@ func Whole(n Node, words bool) (Node, error) {
 	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
 }
 
+// LocateWhole places an error of Whole on the tree ParseWarn made of
+// patterns (read in mode, with fold) in the pattern at fault: Whole sees
+// the patterns' regexes, not which pattern each came from, and leaves
+// Pattern 0 and a Pos into the regex's own line. The first line of a
+// pattern that Whole refuses alone gives Pattern, and Pos becomes a
+// character offset into that pattern, as ParseWarn's errors give it.
+// Other errors are returned as they are.
+func LocateWhole(err error, patterns []string, mode Mode, fold, words bool) error {
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	for i, p := range patterns {
+		off := 0
+		for _, l := range strings.Split(p, "\n") {
+			if n, _, perr := ParseWarn([]string{l}, mode, fold); perr == nil {
+				var le *ParseError
+				if _, werr := Whole(n, words); errors.As(werr, &le) {
+					return &ParseError{Msg: le.Msg, Pattern: i, Pos: runePos(p, off+le.Pos), rank: le.rank}
+				}
+			}
+			off += len(l) + 1
+		}
+	}
+	return err
+}
+
 // NonWord is a Go class of the bytes grep -w takes for word edges in the
 // C locale: all but letters, digits and '_' (a widened byte >= 0x80 too).
 const NonWord = `[^0-9A-Za-z_]`
