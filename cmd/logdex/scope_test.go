@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logdex/logdex/mmapstore"
 )
 
 // TestSearchIndexNarrowedToPaths: with --index, PATHs inside the index's
@@ -56,9 +58,56 @@ func TestSearchIndexNarrowedToPaths(t *testing.T) {
 			}
 		}
 		// The index still holds the roots it was built for, nothing else.
-		got, _, code := logdex(t, dir, "search", "--index", idx, "--no-update", "-F", "GET")
+		if roots, err := mmapstore.ReadRoots(idx); err != nil || len(roots) != 1 || roots[0].Abs != root {
+			t.Fatalf("%v: the index's roots are now %v (%v)", upd, roots, err)
+		}
+		got, _, code := logdex(t, dir, "search", "--index", idx, "--no-update", "-F", "GET", "logs")
 		if code != 0 || got != whole {
 			t.Fatalf("%v: the index changed:\n%s", upd, firstDiff(got, whole))
 		}
+	}
+}
+
+// TestSearchIndexWithoutPath: with --index DIR and no PATH, search
+// searches "." of the current directory as grep -r does without an
+// operand (names without "./"), as an explicit "." would: on a fresh DIR
+// it indexes ".", in a DIR of several roots it searches "." only, from a
+// directory beneath a root that directory, and from one outside every
+// root it is refused.
+func TestSearchIndexWithoutPath(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	files := map[string]string{
+		"t5/a.log": "foo\nbar\n", "t5/sub/b.log": "foo sub\n", "t6/c.log": "foo elsewhere\n", "t7/d.log": "foo outside\n",
+	}
+	for name, text := range files {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	t5, sub := filepath.Join(dir, "t5"), filepath.Join(dir, "t5", "sub")
+	same := func(wd string, args ...string) {
+		t.Helper()
+		got, stderr, code := logdex(t, wd, append([]string{"search"}, args...)...)
+		want, wcode := grep(t, wd, "-rn", "-F", "foo")
+		if code != wcode || got != want {
+			t.Fatalf("in %s, %q: exit %d (grep %d), stderr %q\n%s", wd, args, code, wcode, stderr, firstDiff(got, want))
+		}
+	}
+	same(t5, "--index", "../i5", "-F", "foo")                   // a fresh index: built for "."
+	same(t5, "--index", "../i5", "-F", "foo")                   // and searched again
+	same(t5, "--index", "../i5", "--no-update", "-F", "foo")    // as it is
+	same(sub, "--index", "../../i5", "-F", "foo")               // beneath the root
+	same(sub, "--index", filepath.Join(dir, "i5"), "-F", "foo") // (DIR absolute)
+	if _, stderr, code := logdex(t, dir, "index", "-q", "--index", "i6", "t6", "t5"); code != 0 {
+		t.Fatalf("index: %d %s", code, stderr)
+	}
+	same(t5, "--index", "../i6", "-F", "foo") // "." only, not t6
+	same(sub, "--index", "../../i6", "-F", "foo")
+	got, stderr, code := logdex(t, filepath.Join(dir, "t7"), "search", "--index", "../i6", "-F", "foo")
+	if code != 2 || got != "" || !strings.Contains(stderr, "not under the roots of the index") {
+		t.Fatalf("outside the roots: exit %d, stdout %q, stderr %q; want 2 and an error", code, got, stderr)
 	}
 }

@@ -493,8 +493,10 @@ func existing(paths []string) (found, missing []string) {
 // printed (not when the only PATH is a file, as grep).
 func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
 	display := paths
-	if len(paths) == 0 && dirFlag == "" {
-		// Like grep -r without operands: search ".", print paths without "./".
+	if len(paths) == 0 {
+		// Like grep -r without operands: search ".", print paths without
+		// "./". With --index too: "." as if given (indexed into a fresh
+		// DIR, narrowing one of other roots, refused outside them).
 		paths, display = []string{"."}, []string{""}
 	}
 	dir, err := indexDir(dirFlag, paths)
@@ -523,12 +525,6 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 		roots = nil // a new index, of the PATHs (the indexer rebuilds a damaged one)
 	case err != nil:
 		return nil, err
-	case len(paths) == 0: // --index alone: the roots it was built for
-		build, display = nil, nil
-		for _, r := range roots {
-			build, display = append(build, r.Abs), append(display, r.Given)
-		}
-		paths = build
 	case dirFlag != "": // --index with PATHs: its roots, narrowed
 		build = nil
 		for _, r := range roots {
