@@ -493,10 +493,12 @@ func existing(paths []string) (found, missing []string) {
 // printed (not when the only PATH is a file, as grep).
 func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
 	display := paths
-	if len(paths) == 0 {
+	noOperand := len(paths) == 0
+	if noOperand {
 		// Like grep -r without operands: search ".", print paths without
 		// "./". With --index too: "." as if given (indexed into a fresh
-		// DIR, narrowing one of other roots, refused outside them).
+		// DIR, narrowing one of other roots), unless run from outside
+		// them (below).
 		paths, display = []string{"."}, []string{""}
 	}
 	dir, err := indexDir(dirFlag, paths)
@@ -529,6 +531,15 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 		build = nil
 		for _, r := range roots {
 			build = append(build, r.Abs)
+		}
+		if _, err := scopeOperands(dir, roots, paths, display); noOperand && err != nil {
+			// Run from outside its roots without a PATH: the index is
+			// searched whole (`logdex search --index DIR QUERY` from
+			// anywhere), named as its roots were given.
+			paths, display = build, nil
+			for _, r := range roots {
+				display = append(display, r.Given)
+			}
 		}
 	}
 	var scopes []query.Scope
