@@ -107,3 +107,50 @@ func TestFilesChangedDuringRun(t *testing.T) {
 		})
 	}
 }
+
+// TestFileChangedWhilePlanning: a worker finds a file changed while the
+// run is still planning other files' segments: the run starts again (its
+// own cancellation of the planning is not its error; the first build of a
+// busy tree failed with "context canceled").
+func TestFileChangedWhilePlanning(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	// Files of nearly a segment each: one job a file, none cut (so that the
+	// planner does not read z3.log itself and notice first).
+	var text strings.Builder
+	for i := range 1400 {
+		fmt.Fprintf(&text, "line %04d of filler text for a segment\n", i)
+	}
+	want := map[string]uint64{"z3.log": 1}
+	for i := range 8 {
+		name := fmt.Sprintf("z%d.log", i)
+		must(t, os.WriteFile(filepath.Join(root, name), []byte(text.String()), 0o644))
+		if i != 3 {
+			want[name] = 1400
+		}
+	}
+	first := true
+	defer indexer.SetBeforeJob(func(path string) {
+		if path == "z3.log" && first { // (one worker: the planner waits to hand over z4's job)
+			first = false // truncated and written again in place (copytruncate)
+			must(t, os.WriteFile(filepath.Join(root, path), []byte("new one\n"), 0o644))
+		}
+	})()
+	for run := range 2 {
+		if _, err := indexer.Update(t.Context(), indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 64 << 10, Workers: 1, Logger: zerolog.Nop()}); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+	}
+	if first {
+		t.Fatal("z3.log's job never came")
+	}
+	ix, err := mmapstore.Open(dir)
+	must(t, err)
+	defer ix.Close()
+	got := map[string]uint64{}
+	for _, f := range ix.Files() {
+		got[f.Path] = uint64(f.Lines)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lines per file %v, want %v", got, want)
+	}
+}

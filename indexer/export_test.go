@@ -30,3 +30,11 @@ func SetAfterDiff(f func()) (restore func()) {
 	afterDiff = f
 	return func() { afterDiff = old }
 }
+
+// SetBeforeJob makes each worker call f with the path of a segment job's
+// first file before it reads the job's files, until restore.
+func SetBeforeJob(f func(path string)) (restore func()) {
+	old := beforeJob
+	beforeJob = f
+	return func() { beforeJob = old }
+}

@@ -271,6 +271,10 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 // them (tests change the files there).
 var afterDiff = func() {}
 
+// beforeJob is called by a worker before it reads a segment job's files,
+// with the first one's path (tests change files there).
+var beforeJob = func(path string) {}
+
 // maxAttempts bounds the runs over files that keep changing under the
 // reads (a log rotated while it is read); the next run tries again.
 const maxAttempts = 3

@@ -115,6 +115,7 @@ func (u *update) build(ctx context.Context) error {
 		}()
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *job)
@@ -167,6 +168,7 @@ func (u *update) build(ctx context.Context) error {
 					}
 					continue
 				}
+				beforeJob(u.next.Files[j.parts[0].rec].Path)
 				ref, err := u.buildSegment(ctx, j, buf, terms, func(n int64) { done.Add(n) })
 				if err != nil {
 					fail(err)
@@ -205,8 +207,10 @@ func (u *update) build(ctx context.Context) error {
 	wg.Wait()
 	close(stopProgress)
 	progressWG.Wait()
-	if err == nil {
-		err = firstErr
+	if err == nil || errors.Is(err, context.Canceled) && parent.Err() == nil {
+		// (Planning stopped because a worker failed: the worker's error
+		// is the run's, errChangedUnder above all, which starts it again.)
+		err = cmp.Or(firstErr, err)
 	}
 	if err == nil {
 		err = ctx.Err()
