@@ -364,7 +364,8 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 		return st, out.err
 	}
 	tail := strconv.AppendInt(append(make([]byte, 0, 512), `],"total":`...), st.Total, 10)
-	tail = strconv.AppendBool(append(tail, `,"total_exact":`...), !st.TotalAtLeast)
+	_, behind := s.behind()
+	tail = strconv.AppendBool(append(tail, `,"total_exact":`...), !st.TotalAtLeast && !behind)
 	tail = strconv.AppendFloat(append(tail, `,"took_ms":`...), float64(time.Since(start).Microseconds())/1000, 'f', 3, 64)
 	tail = append(tail, `,"next_cursor":`...)
 	if st.Truncated && n > 0 && n == p.limit {
@@ -407,6 +408,9 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	}
 	for _, u := range sn.s.Unreadable() {
 		ws = append(ws, fmt.Sprintf("%s: %s (could not be read when indexed; its lines are missing)", u.Path, u.Reason))
+	}
+	if w, behind := s.behind(); behind {
+		ws = append(ws, w)
 	}
 	if n := len(sn.ix.Damaged()); n > 0 {
 		// The answer is exact (the damaged segments' lines were read from

@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +362,40 @@ func TestSearchWarnsUnreadable(t *testing.T) {
 	sr := ts.search(t, "q=match")
 	if len(sr.Warnings) != 1 || !strings.HasPrefix(sr.Warnings[0], "logs/secret.log: permission denied") {
 		t.Fatalf("warnings %q", sr.Warnings)
+	}
+}
+
+// TestReindexFailingSaysSo: while re-indexing fails (index disk full, a
+// directory that cannot be written), answers come from the last snapshot
+// and miss the files added since: they say so (a warning, total_exact
+// false) until a run works again.
+func TestReindexFailingSaysSo(t *testing.T) {
+	fx := newTinyFixture(t, map[string]string{"a.log": "error one\n"})
+	var failing atomic.Bool
+	update := fx.reindexFunc()
+	ts := newTestServer(t, fx, func(o *Options) {
+		o.CacheTTL = 0
+		o.Reindex = func(ctx context.Context) (ReindexResult, error) {
+			if failing.Load() {
+				return ReindexResult{}, errors.New("write segment: no space left on device")
+			}
+			return update(ctx)
+		}
+	})
+	writeFile(t, fx.logs+"/b.log", "error two\n")
+	failing.Store(true)
+	if err := ts.ReindexNow(context.Background()); err == nil {
+		t.Fatal("the failing re-index did not fail")
+	}
+	sr := ts.search(t, "q=error")
+	if sr.Total != 1 || sr.TotalExact == nil || *sr.TotalExact || !slices.ContainsFunc(sr.Warnings, func(w string) bool {
+		return strings.Contains(w, "could not be updated") && strings.Contains(w, "no space left")
+	}) {
+		t.Fatalf("while re-indexing fails: total %d exact %v, warnings %q", sr.Total, sr.TotalExact, sr.Warnings)
+	}
+	failing.Store(false)
+	must(t, ts.ReindexNow(context.Background()))
+	if sr := ts.search(t, "q=error"); sr.Total != 2 || !*sr.TotalExact || len(sr.Warnings) != 0 {
+		t.Fatalf("once re-indexing works: total %d exact %v, warnings %q", sr.Total, *sr.TotalExact, sr.Warnings)
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,6 +245,10 @@ type reindexState struct {
 	runs     int64
 	failures int64
 	last     *ReindexRun
+	// failing is the first of the failed runs since the last that worked
+	// (nil: the last worked): the snapshot served misses what changed
+	// since, which answers say (behind).
+	failing *ReindexRun
 }
 
 // ReindexRun describes one re-index run.
@@ -307,10 +312,30 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 	s.reindex.runs++
 	if err != nil {
 		s.reindex.failures++
+		if s.reindex.failing == nil {
+			s.reindex.failing = run
+		}
+	} else {
+		s.reindex.failing = nil
 	}
 	s.reindex.last = run
 	s.reindex.mu.Unlock()
 	return err
+}
+
+// behind says, while re-indexing fails (index disk full, index directory
+// not writable), that answers miss the files added to the logs since:
+// their lines are in no snapshot (lines appended to indexed files are
+// still read from the files).
+func (s *Server) behind() (string, bool) {
+	s.reindex.mu.Lock()
+	defer s.reindex.mu.Unlock()
+	f := s.reindex.failing
+	if f == nil {
+		return "", false
+	}
+	return fmt.Sprintf("the index could not be updated since %s (%s); files added to the logs since then are not searched",
+		f.Start.UTC().Format(time.RFC3339), f.Error), true
 }
 
 // sanitize keeps the index directory's location out of messages shown in
