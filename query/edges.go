@@ -34,42 +34,28 @@ func (q *Query) Marks() (func(dst [][2]int, line []byte) [][2]int, error) {
 // locale reads it), leftmost-longest as grep.
 func (q *Query) edgeParts() (func(dst [][2]int, line []byte) [][2]int, error) {
 	var subs []*syntax.Regexp
-	var walk func(n lang.Node) error
-	walk = func(n lang.Node) error {
+	err := q.eachPattern(func(n lang.Node) error {
+		var re *syntax.Regexp
 		switch n := n.(type) {
-		case *lang.Or:
-			for _, k := range n.Kids {
-				if err := walk(k); err != nil {
-					return err
-				}
-			}
-		case *lang.Not:
-			if n != q.root {
-				return errOnlyQuery
-			}
-			return walk(n.Kid) // grep -ov: the parts its other lines match
 		case *lang.Literal:
 			e, _ := n.GoExpr()
-			re, err := syntax.Parse(e, syntax.Perl)
-			if err != nil {
+			var err error
+			if re, err = syntax.Parse(e, syntax.Perl); err != nil {
 				return err
 			}
-			subs = append(subs, re)
 		case *lang.Regex:
-			re := n.Tree
+			re = n.Tree
 			if n.WordEdges() {
 				var err error
 				if re, err = n.EdgeTree(); err != nil {
 					return err
 				}
 			}
-			subs = append(subs, re)
-		default:
-			return errOnlyQuery
 		}
+		subs = append(subs, re)
 		return nil
-	}
-	if err := walk(q.root); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	re := subs[0]

@@ -122,6 +122,26 @@ func (q *Query) wordsRegexp() (func(dst [][2]int, line []byte) [][2]int, error) 
 // --color.
 func (q *Query) onlyExprs() ([]string, error) {
 	var exprs []string
+	err := q.eachPattern(func(n lang.Node) error {
+		switch n := n.(type) {
+		case *lang.Literal:
+			e, _ := n.GoExpr()
+			exprs = append(exprs, e)
+		case *lang.Regex:
+			if n.WordEdges() {
+				return errors.New(`unsupported: \< or \> with -o`)
+			}
+			exprs = append(exprs, n.Go)
+		}
+		return nil
+	})
+	return exprs, err
+}
+
+// eachPattern calls fn with each pattern of a query of grep's modes (a
+// literal or a regex, under an OR of them, or the root -v of one); any
+// other query is errOnlyQuery.
+func (q *Query) eachPattern(fn func(n lang.Node) error) error {
 	var walk func(n lang.Node) error
 	walk = func(n lang.Node) error {
 		switch n := n.(type) {
@@ -131,25 +151,17 @@ func (q *Query) onlyExprs() ([]string, error) {
 					return err
 				}
 			}
-		case *lang.Literal:
-			e, _ := n.GoExpr()
-			exprs = append(exprs, e)
+			return nil
 		case *lang.Not:
 			if n == q.root {
 				return walk(n.Kid) // grep -ov: the parts its other lines match
 			}
-			return errOnlyQuery
-		case *lang.Regex:
-			if n.WordEdges() {
-				return errors.New(`unsupported: \< or \> with -o`)
-			}
-			exprs = append(exprs, n.Go)
-		default:
-			return errOnlyQuery
+		case *lang.Literal, *lang.Regex:
+			return fn(n)
 		}
-		return nil
+		return errOnlyQuery
 	}
-	return exprs, walk(q.root)
+	return walk(q.root)
 }
 
 // widening runs find on a line as grep in the C locale reads it: a line
