@@ -66,6 +66,12 @@ type layout struct {
 	probeLine int // the line of its last unconfirmed match
 }
 
+// atStart reports whether l reads the line's own place for a time: its
+// start, or a JSON line's time field. A layout found there by
+// re-detection (the file's format changed) is taken at once; one further
+// in is more likely a date in a message, and goes on probation.
+func (l *layout) atStart() bool { return l.jsonKey != nil || l.field == 0 && l.off == 0 }
+
 func (l *layout) same(o *layout) bool {
 	return l.f == o.f && l.field == o.field && l.off == o.off && string(l.jsonKey) == string(o.jsonKey)
 }
@@ -181,9 +187,11 @@ func (p *Parser) Detect(sample [][]byte) bool {
 // layout), so long timestamp-less stretches cost ~one scan per thousand
 // lines. Lines starting with a space or tab are taken for continuations and
 // not scanned once a layout is known. A layout found by such a run is on
-// probation (see layout): the line that revealed it, and any match not
-// within confirmLines of the previous one, get ok=false, so a format change
-// costs its first line and a date inside a message is not the line's time.
+// probation (see layout) unless it is at the line's start or a JSON time
+// field (atStart): the line that revealed it, and any match not within
+// confirmLines of the previous one, get ok=false, so a date inside a
+// message is not the line's time, while a change of format at the line's
+// start costs no line.
 func (p *Parser) Parse(line []byte) (unixNano int64, ok bool) {
 	p.lines++
 	p.sinceDetect++
@@ -229,7 +237,7 @@ func (p *Parser) Parse(line []byte) (unixNano int64, ok bool) {
 		return 0, false
 	}
 	p.backoff = 1
-	if p.n > 0 {
+	if p.n > 0 && !l.atStart() {
 		l.probation, l.probeLine = true, p.lines
 		p.add(l)
 		return 0, false

@@ -75,9 +75,22 @@ func TestParserSequences(t *testing.T) {
 				"Jun 14 15:16:03 host e",
 				"Jun 14 15:16:04 host f",
 			},
-			// The first line of the new format only puts it on probation.
-			want:   []string{"2024-01-02T03:04:05Z", "2024-01-02T03:04:06Z", "-", "2024-06-14T15:16:02Z", "2024-06-14T15:16:03Z", "2024-06-14T15:16:04Z"},
+			// At the line's start: the new format counts from its first line.
+			want:   []string{"2024-01-02T03:04:05Z", "2024-01-02T03:04:06Z", "2024-06-14T15:16:01Z", "2024-06-14T15:16:02Z", "2024-06-14T15:16:03Z", "2024-06-14T15:16:04Z"},
 			format: "syslog-rfc3164",
+		},
+		{
+			name: "a new format further in the line is on probation",
+			lines: []string{
+				"2024-01-02T03:04:05Z a",
+				"2024-01-02T03:04:06Z b",
+				"[worker-7] Jun 14 15:16:01 host c",
+				"[worker-7] Jun 14 15:16:02 host d",
+				"[worker-7] Jun 14 15:16:03 host e",
+			},
+			// (A lone date at a new place is more often a message's text.)
+			want:   []string{"2024-01-02T03:04:05Z", "2024-01-02T03:04:06Z", "-", "2024-06-14T15:16:02Z", "2024-06-14T15:16:03Z"},
+			format: "rfc3339",
 		},
 		{
 			name: "two layouts interleaved",
@@ -88,7 +101,7 @@ func TestParserSequences(t *testing.T) {
 				`{"ts":1700000001,"msg":"d"}`,
 				"2024-01-02T03:04:07Z e",
 			},
-			want:   []string{"2024-01-02T03:04:05Z", "-", "2024-01-02T03:04:06Z", "2023-11-14T22:13:21Z", "2024-01-02T03:04:07Z"},
+			want:   []string{"2024-01-02T03:04:05Z", "2023-11-14T22:13:20Z", "2024-01-02T03:04:06Z", "2023-11-14T22:13:21Z", "2024-01-02T03:04:07Z"},
 			format: "rfc3339",
 		},
 		{
