@@ -333,7 +333,7 @@ func (b *bench) randomRead(f *CompressedFormat, c, cc *corpus, kind compressed.K
 	rr.OneInterval = rr.FromStart.Median * float64(compressed.DefaultInterval) / float64(rr.Offset+int64(len(line)))
 	rr.OverInterval = rr.ReadAt.Median / rr.OneInterval
 	// The same line found by the CLI, whole process.
-	rr.CLIArgs = []string{"search", "--no-update", "--index", f.Index, "-F", "-c", want, cc.Dir}
+	rr.CLIArgs = []string{"search", "--no-update", "--index", f.Index, "-F", "-c", want}
 	var clis []time.Duration
 	for r := 0; r < b.cfg.runs; r++ {
 		p, err := runProc(b.ctx, nil, nil, 1, b.bin, rr.CLIArgs...)
@@ -379,7 +379,7 @@ func (r *Report) mdCompressed(p printf) {
 				cell(q.Times["rg -z"]), cell(q.Times[q.Zgrep]), q.Zgrep, ratio(q.RatioRg), ratio(q.RatioZgrep))
 		}
 	}
-	p("\nlogdex: `logdex search --no-update --index INDEX -c ARGS DIR`; rg: `rg -z -c RG_ARGS DIR`; zgrep: `LC_ALL=C zgrep -c GREP_ARGS FILES...` " +
+	p("\nlogdex: `logdex search --no-update --index INDEX -c ARGS`; rg: `rg -z -c RG_ARGS DIR`; zgrep: `LC_ALL=C zgrep -c GREP_ARGS FILES...` " +
 		"(`zstdgrep` for zstd); ARGS as in the query table (word: `-i -w`, literal: `-F`). Hits checked equal across all three. Goal ≥ 20×.\n\n")
 	p("One line near the end (99%%) of the largest file; checkpoint interval %d KiB (`compressed.DefaultInterval`):\n\n", x.Interval>>10)
 	p("| format | file | decompressed | checkpoints | read the line (fresh Reader) | decompress from the start | one interval of decompression | read / one interval | logdex search -F LINE -c |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")

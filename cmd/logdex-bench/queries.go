@@ -232,15 +232,13 @@ func perFileDiff(a, b *engine) string {
 // Engines. Whole-process ones capture -c output to count; the lines variant
 // of logdex writes to /dev/null.
 
-// The corpus is named: without PATH, search searches ".".
-
 func (b *bench) cliEngine(ix string, c *corpus, d qdef) *engine {
-	args := append(append([]string{"search", "--no-update", "--index", ix, "-c"}, d.Logdex...), c.Dir)
+	args := append([]string{"search", "--no-update", "--index", ix, "-c"}, d.Logdex...)
 	return b.toolEngine("logdex CLI -c", b.bin, nil, args, c.Dir)
 }
 
-func (b *bench) cliLinesEngine(ix string, c *corpus, d qdef) *engine {
-	args := append(append([]string{"search", "--no-update", "--index", ix}, d.Logdex...), c.Dir)
+func (b *bench) cliLinesEngine(ix string, d qdef) *engine {
+	args := append([]string{"search", "--no-update", "--index", ix}, d.Logdex...)
 	return &engine{name: "logdex CLI lines", settle: true, run: func(bool) ([]time.Duration, int64, map[string]int64, error) {
 		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
@@ -398,7 +396,7 @@ func (b *bench) queries(cr *CorpusResult) error {
 		if err != nil {
 			return err
 		}
-		es := []*engine{cli, b.cliLinesEngine(ix, c, d), in}
+		es := []*engine{cli, b.cliLinesEngine(ix, d), in}
 		if b.haveTool("rg") {
 			es = append(es, b.rgEngine(c, d))
 		}

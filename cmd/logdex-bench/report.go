@@ -213,7 +213,7 @@ func (cr *CorpusResult) mdQueries(p printf) {
 			cell(q.Times["logdex CLI -c"]), cell(q.Times["logdex CLI lines"]), inprocCell(q.Times["logdex in-process"]),
 			cell(q.Times["rg"]), cell(q.Times["grep"]), ratio(q.RatioCLI), ratio(q.RatioInProc))
 	}
-	p("\nlogdex CLI = `logdex search --no-update --index %s ARGS CORPUS` as a child process (`-c` counts; \"lines\" prints every line to /dev/null). "+
+	p("\nlogdex CLI = `logdex search --no-update --index %s ARGS` as a child process (`-c` counts; \"lines\" prints every line to /dev/null). "+
 		"In-process = `query.Searcher.Search` in this process, counting only, warm, median of all iterations (>= %s per round; `[p90, n]`). "+
 		"rg = `rg -c RG_ARGS CORPUS` (default threads); grep = `LC_ALL=C grep -rc GREP_ARGS CORPUS`. Hits = matching lines, checked equal across all of them.\n\n",
 		x.Index, x.InProc)

@@ -134,7 +134,7 @@ func (b *bench) smallFilesSection() error {
 			if noUpdate {
 				args = append(args, "--no-update")
 			}
-			args = append(append(args, d.Logdex...), c.Dir)
+			args = append(args, d.Logdex...)
 			return b.toolEngine(name, bin, nil, args, c.Dir)
 		}
 		noUpdate := count(engNoUpdate, b.bin, true)
@@ -186,7 +186,7 @@ func (r *Report) mdSmallFiles(p printf) {
 				speedup(q.Times, engBaseNoUpdate, engNoUpdate), cell(q.Times[engBaseDefault]), cell(q.Times[engDefault]), speedup(q.Times, engBaseDefault, engDefault))
 		}
 	}
-	p("\nWhole processes, interleaved: `logdex search [--no-update] --index INDEX -c ARGS DIR`, `LC_ALL=C grep -rc GREP_ARGS DIR`, " +
+	p("\nWhole processes, interleaved: `logdex search [--no-update] --index INDEX -c ARGS`, `LC_ALL=C grep -rc GREP_ARGS DIR`, " +
 		"`rg -c RG_ARGS DIR` (word: `-i -w`; literal: `-F`). The default search first brings the index up to date " +
 		"(here: nothing changed, every file looked at). Counts are checked equal.\n\n")
 }

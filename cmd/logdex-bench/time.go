@@ -377,7 +377,7 @@ func (r *Report) mdTime(p printf) {
 		p("One-hour window of a common word, `%s` in [%s, %s):\n\n", w.Word, w.Since, w.Until)
 		p("| hits | logdex CLI -c | logdex in-process | rg -c | CLI vs rg | in-process vs rg |\n|--:|--:|--:|--:|--:|--:|\n")
 		p("| %s | %s | %s | %s | %s | %s |\n\n", hits, cell(w.Times[engCLI]), inprocCell(w.Times[engInProc]), cell(w.Times["rg"]), ratio(w.RatioCLI), ratio(w.RatioInProc))
-		p("logdex: `logdex search --no-update --index %s -c %s CORPUS`; in-process: `Search` with `Options.Time`. "+
+		p("logdex: `logdex search --no-update --index %s -c %s`; in-process: `Search` with `Options.Time`. "+
 			"rg: `rg -c %s CORPUS`, a regex of that hour's timestamp in each of loggen's formats, at the start of the line, then the word "+
 			"(the word is `\\b`-bounded like a logdex token; hits checked equal, per file). Goal: CLI vs rg ≥ 50×.\n\n",
 			x.Index, mdCode(shellJoin(w.Logdex)), mdCode(shellJoin(w.Rg)))
