@@ -973,17 +973,21 @@ func (f patternFlag) Set(v string) error {
 }
 
 // matchMarks gives what --color marks in a matching line: what grep -o
-// would print of it, or in the query language what the UI highlights;
-// nil when the patterns have no such parts (\< or \>), and then only
-// names and numbers are coloured.
+// would print of it (\< and \> too, which -o refuses), or in the query
+// language what the UI highlights; nil when they cannot be found (-w with
+// \< or \>), and then only names and numbers are coloured.
 func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
 	if mode == lang.ModeQuery {
 		return q.AppendHighlights
 	}
-	marks, err := onlyParts(q, patterns, mode, fold, words)
-	if !words {
-		marks, err = q.Marks() // (\< and \> too, which -o refuses)
+	if words {
+		marks, err := onlyParts(q, patterns, mode, fold, words)
+		if err != nil {
+			return nil
+		}
+		return marks
 	}
+	marks, err := q.Marks()
 	if err != nil {
 		return nil
 	}
