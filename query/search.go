@@ -490,16 +490,17 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			}
 			if t.h != nil && t.h.Stale() != nil {
 				st.Replaced = append(st.Replaced, t.file.ID)
-				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v; answered from its current content", t.file.Path, t.h.Stale()))
-				if t.file.Record().Compression != "" {
-					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v; its new content is searched after the next index run", t.file.Path, t.h.Stale())
-				}
-				if t.h.File() == nil {
-					st.Warnings[len(st.Warnings)-1] = fmt.Sprintf("%s: %v", t.file.Path, t.h.Stale())
+				how := "; answered from its current content"
+				switch {
+				case t.h.File() == nil: // gone, or not readable
+					how = ""
 					if !errors.Is(t.h.Stale(), live.ErrDeleted) && !errors.Is(t.h.Stale(), live.ErrNotFile) {
 						st.Unreadable++
 					}
+				case t.file.Record().Compression != "":
+					how = "; its new content is searched after the next index run"
 				}
+				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: %v%s", t.file.Path, t.h.Stale(), how))
 			}
 			continue
 		}
