@@ -245,10 +245,10 @@ type reindexState struct {
 	runs     int64
 	failures int64
 	last     *ReindexRun
-	// failing is the first of the failed runs since the last that worked
-	// (nil: the last worked): the snapshot served misses what changed
-	// since, which answers say (behind).
-	failing *ReindexRun
+	// behind is what answers say while runs fail (from the first failed
+	// run since the last that worked; "": the last worked): the snapshot
+	// served misses the files added since.
+	behind string
 }
 
 // ReindexRun describes one re-index run.
@@ -312,11 +312,12 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 	s.reindex.runs++
 	if err != nil {
 		s.reindex.failures++
-		if s.reindex.failing == nil {
-			s.reindex.failing = run
+		if s.reindex.behind == "" {
+			s.reindex.behind = fmt.Sprintf("the index could not be updated since %s (%s); files added to the logs since then are not searched",
+				run.Start.UTC().Format(time.RFC3339), run.Error)
 		}
 	} else {
-		s.reindex.failing = nil
+		s.reindex.behind = ""
 	}
 	s.reindex.last = run
 	s.reindex.mu.Unlock()
@@ -330,12 +331,7 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 func (s *Server) behind() (string, bool) {
 	s.reindex.mu.Lock()
 	defer s.reindex.mu.Unlock()
-	f := s.reindex.failing
-	if f == nil {
-		return "", false
-	}
-	return fmt.Sprintf("the index could not be updated since %s (%s); files added to the logs since then are not searched",
-		f.Start.UTC().Format(time.RFC3339), f.Error), true
+	return s.reindex.behind, s.reindex.behind != ""
 }
 
 // sanitize keeps the index directory's location out of messages shown in
