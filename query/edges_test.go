@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,28 +73,11 @@ func TestEdgePartsVsGrep(t *testing.T) {
 			}
 		}
 		if got.String() != string(out) {
-			t.Fatalf("seed %d: grep %q:\n%s", seed, args, firstLineDiff(got.String(), string(out)))
+			t.Fatalf("seed %d: grep %q:\n%s", seed, args, firstDiff([]byte(got.String()), out))
 		}
 		compared++
 	}
 	t.Logf("seed %d: %d patterns compared", seed, compared)
-}
-
-func firstLineDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return "line " + strconv.Itoa(i+1) + ":\n got:  " + strconv.Quote(a) + "\n want: " + strconv.Quote(b)
-		}
-	}
-	return ""
 }
 
 // edgeLine is a line of words and separators.
