@@ -633,3 +633,77 @@ func BenchmarkLineTime(b *testing.B) {
 		})
 	}
 }
+
+// TestPostingsAndLongLists intersects uvarint lists many verification
+// windows long, with gaps of one to three bytes, against candidate sets
+// from dense to sparse: the merge decodes a window at a time and skips
+// runs of short gaps below the next candidate.
+func TestPostingsAndLongLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	const lines = 300_000
+	lt := NewLineTable()
+	lt.BeginSpan(SegFile{ID: 1, Path: "a.log", Size: 1 << 40, FPLen: 1}, 0, 1)
+	for range lines {
+		lt.AddLine(10)
+	}
+	lt.EndSpan()
+	terms := &testTerms{}
+	for _, name := range []string{"dense", "mixed", "sparse", "wide"} { // (in order: a dictionary is sorted)
+		var ids []uint32
+		for id := uint32(r.IntN(50)); id < lines; {
+			ids = append(ids, id)
+			switch name {
+			case "dense":
+				id += 1 + uint32(r.IntN(3))
+			case "wide": // one-byte gaps whose runs of 8 pass a wanted id
+				id += 1 + uint32(r.IntN(127))
+			case "mixed":
+				id += []uint32{1, 2, 5, 100, 200, 20000}[r.IntN(6)]
+			default:
+				id += 100 + uint32(r.IntN(30000))
+			}
+		}
+		terms.terms = append(terms.terms, []byte(name))
+		terms.ids = append(terms.ids, ids)
+	}
+	data, err := EncodeSegment(&SegmentInput{Lines: lt, Terms: terms, Postings: PostingsVarint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSegment("long", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, term := range terms.terms {
+		ref, ok, err := s.Lookup(term)
+		if err != nil || !ok {
+			t.Fatalf("Lookup(%q): %v %v", term, ok, err)
+		}
+		list := roaring.BitmapOf(terms.ids[i]...)
+		withs := map[string]*roaring.Bitmap{"all lines": roaring.New(), "one past the end": roaring.BitmapOf(lines - 1)}
+		withs["all lines"].AddRange(0, lines)
+		for _, every := range []int{1, 2, 7, 1000} {
+			w := roaring.New()
+			for k, id := range terms.ids[i] {
+				if k%every == every-1 {
+					w.Add(id)
+					w.Add(id + 1)
+				}
+			}
+			withs[fmt.Sprintf("every %dth and its next line", every)] = w
+		}
+		for k := range 3 {
+			w := roaring.New()
+			for range 1 + r.IntN(5000) {
+				w.Add(uint32(r.IntN(lines)))
+			}
+			withs[fmt.Sprintf("random %d", k)] = w
+		}
+		for wname, with := range withs {
+			got, err := s.PostingsAnd(ref, with)
+			if want := roaring.And(list, with); err != nil || !got.Equals(want) {
+				t.Errorf("%s AND %s: %d ids, %v; want %d", term, wname, got.GetCardinality(), err, want.GetCardinality())
+			}
+		}
+	}
+}
