@@ -327,6 +327,10 @@ func (u *update) diff() error {
 	return nil
 }
 
+// MsgUnreadable is the message of the warning logged for each file or
+// directory that cannot be read (a search leaves it to its own report).
+const MsgUnreadable = "cannot read; left out of the index and tried again next run"
+
 // unreadable records a file (or directory) that could not be read: a
 // warning, a search reports it as grep does (and exits 2), and the next run
 // tries it again. The manifest changes only when the set of unreadable
@@ -338,7 +342,7 @@ func (u *update) unreadable(f found, err error) {
 		why = pe.Err.Error() // the path is said apart
 	}
 	display := mmapstore.DisplayPath(u.roots[f.root].Root, f.rel)
-	u.log.Warn().Str("path", display).Str("reason", why).Msg("cannot read; left out of the index and tried again next run")
+	u.log.Warn().Str("path", display).Str("reason", why).Msg(MsgUnreadable)
 	u.next.Skipped = append(u.next.Skipped, mmapstore.Skipped{Root: f.root, Path: f.rel, Reason: why, Unreadable: true})
 	u.res.Unreadable++
 	if before, ok := u.unreadableBefore[skipKey{f.root, f.rel}]; !ok || before != why {

@@ -195,9 +195,9 @@ type Stats struct {
 	// were read from the log files instead): the answer is still exact,
 	// and the index should be rebuilt.
 	Damaged []string
-	// Unreadable counts the files (among Warnings) that could not be read
-	// now: grep would exit with status 2.
-	Unreadable int
+	// Unreadable lists the files that could not be read now (not among
+	// Warnings): grep would say so and exit with status 2.
+	Unreadable []Unreadable
 	// Replaced lists the files found replaced or deleted since indexing
 	// (answered from what they hold now, if anything).
 	Replaced []uint64
@@ -491,12 +491,12 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			if t.h != nil && t.h.Stale() != nil {
 				st.Replaced = append(st.Replaced, t.file.ID)
 				how := "; answered from its current content"
-				switch {
-				case t.h.File() == nil: // gone, or not readable
+				switch stale := t.h.Stale(); {
+				case t.h.File() == nil && !errors.Is(stale, live.ErrDeleted) && !errors.Is(stale, live.ErrNotFile):
+					st.Unreadable = append(st.Unreadable, Unreadable{Path: t.file.Path, Reason: reason(stale)})
+					continue
+				case t.h.File() == nil: // gone
 					how = ""
-					if !errors.Is(t.h.Stale(), live.ErrDeleted) && !errors.Is(t.h.Stale(), live.ErrNotFile) {
-						st.Unreadable++
-					}
 				case t.file.Record().Compression != "":
 					how = "; its new content is searched after the next index run"
 				}

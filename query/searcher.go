@@ -8,12 +8,14 @@
 package query
 
 import (
+	"errors"
 	"math"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
@@ -91,6 +93,16 @@ type Searcher struct {
 type Unreadable struct {
 	Path   string // display path
 	Reason string
+}
+
+// reason is why a file could not be read, as grep words it: the system's
+// error alone ("permission denied"), without the call and path Go adds.
+func reason(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return err.Error()
 }
 
 // NewSearcher prepares ix for searching. display, when not nil, gives the

@@ -129,8 +129,8 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "search failed")
 		return
 	}
-	if st != nil && (len(st.Warnings) > 0 || rs.dropped > 0 || rs.binary > 0) {
-		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("dropped", rs.dropped).
+	if st != nil && (len(st.Warnings)+len(st.Unreadable) > 0 || rs.dropped > 0 || rs.binary > 0) {
+		s.log.Info().Str("rid", requestID(r.Context())).Strs("warnings", st.Warnings).Int("unreadable", len(st.Unreadable)).Int("dropped", rs.dropped).
 			Int("binary", rs.binary).Msg("raw search answered with warnings")
 	}
 }
@@ -274,8 +274,8 @@ func (rs *rawStream) sendBuffered(st *query.Stats) error {
 	h := rs.w.Header()
 	rawHeaders(h)
 	h.Set("Content-Length", strconv.FormatInt(total, 10))
-	if n := rs.dropped + rs.binary; st != nil && len(st.Warnings)+n > 0 {
-		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+n))
+	if n := rs.dropped + rs.binary; st != nil && len(st.Warnings)+len(st.Unreadable)+n > 0 {
+		h.Set("X-Logdex-Warnings", strconv.Itoa(len(st.Warnings)+len(st.Unreadable)+n))
 	}
 	rs.w.WriteHeader(http.StatusOK)
 	rs.headed = true

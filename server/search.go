@@ -405,6 +405,9 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	ws := []string{}
 	if st != nil {
 		ws = append(ws, st.Warnings...)
+		for _, u := range st.Unreadable {
+			ws = append(ws, fmt.Sprintf("%s: %s (could not be read now; its lines are missing)", u.Path, u.Reason))
+		}
 	}
 	for _, u := range sn.s.Unreadable() {
 		ws = append(ws, fmt.Sprintf("%s: %s (could not be read when indexed; its lines are missing)", u.Path, u.Reason))

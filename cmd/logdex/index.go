@@ -78,12 +78,19 @@ func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBy
 	return e.updateIndexOpt(ctx, indexer.Options{Dir: dir, Roots: paths, SegmentBytes: segBytes}, progress, level)
 }
 
+// updateIndexOpt runs the indexer, logging at level (JSON, or readable on
+// a terminal).
 func (e *env) updateIndexOpt(ctx context.Context, opt indexer.Options, progress bool, level zerolog.Level) (*indexer.Result, error) {
+	return e.updateIndexLogged(ctx, opt, progress, func(w io.Writer) zerolog.Logger { return newLoggerTo(w, isTerminal(e.stderr), level) })
+}
+
+// updateIndexLogged runs the indexer with the logger newLog makes.
+func (e *env) updateIndexLogged(ctx context.Context, opt indexer.Options, progress bool, newLog func(io.Writer) zerolog.Logger) (*indexer.Result, error) {
 	// drawn: a progress line is on the terminal. A log line (a warning
 	// during the run) clears it first, and so does the end of the run,
 	// whatever its outcome (an error, Ctrl-C).
 	var drawn atomic.Bool
-	opt.Logger = newLoggerTo(clearingWriter{e.stderr, &drawn}, isTerminal(e.stderr), level)
+	opt.Logger = newLog(clearingWriter{e.stderr, &drawn})
 	opt.MergesWritten = mergePause(opt.Logger)
 	opt.MergeFactor = debugMergeFactor()
 	if opt.Location == nil {

@@ -91,18 +91,18 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&sf.lines, "x", false, "match whole lines only (grep -x; with -F, -E, -G)")
 	sf.maxCount = -1
 	fs.Var(maxCountFlag{&sf.maxCount}, "m", "stop each file after `NUM` matching lines (grep -m; a negative NUM, or one too large to hold: no limit)")
-	fs.BoolVar(&sf.filesWith, "l", false, "print only the names of files with a match")
-	fs.BoolVar(&sf.filesWithout, "L", false, "print only the names of files without a match")
+	fs.Var(lastOfTwo{&sf.filesWith, &sf.filesWithout}, "l", "print only the names of files with a match (the last of -l and -L counts)")
+	fs.Var(lastOfTwo{&sf.filesWithout, &sf.filesWith}, "L", "print only the names of files without a match")
 	fs.BoolVar(&sf.quiet, "q", false, "print nothing; exit 0 on the first match (even if a file could not be read)")
 	fs.BoolVar(&sf.noMessages, "s", false, "no messages about files that cannot be read (the exit status still says so)")
-	fs.BoolVar(&sf.withFilename, "H", false, "print the file name with every line, even for a single file")
-	fs.BoolVar(&sf.noFilename, "h", false, "never print file names")
+	fs.Var(lastOfTwo{&sf.withFilename, &sf.noFilename}, "H", "print the file name with every line, even for a single file (the last of -H and -h counts)")
+	fs.Var(lastOfTwo{&sf.noFilename, &sf.withFilename}, "h", "never print file names")
 	fs.BoolVar(&sf.recursive, "r", false, "accepted for grep -r habits: directories are always searched recursively")
 	fs.BoolVar(&sf.dereference, "R", false, "accepted for grep -R habits (symlinks are never followed out of a PATH)")
 	fs.BoolVar(&sf.lineNumbers, "n", false, "accepted for grep -n habits: line numbers are always printed")
-	fs.IntVar(&sf.after, "A", 0, "print `N` lines of context after each match")
-	fs.IntVar(&sf.before, "B", 0, "print `N` lines of context before each match")
-	fs.IntVar(&sf.context, "C", 0, "print `N` lines of context around each match")
+	fs.Var(contextFlag{&sf.after}, "A", "print `N` lines of context after each match (over -C's)")
+	fs.Var(contextFlag{&sf.before}, "B", "print `N` lines of context before each match (over -C's)")
+	fs.Var(contextFlag{&sf.context}, "C", "print `N` lines of context around each match")
 	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matches")
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
@@ -213,8 +213,16 @@ func (e *env) search(args []string) int {
 		fmt.Fprintln(e.stderr, "logdex: invalid context length (negative)")
 		return 2
 	}
-	if sf.context > 0 {
-		sf.before, sf.after = max(sf.before, sf.context), max(sf.after, sf.context)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["C"] {
+		// -A and -B say their side whatever their place (grep).
+		if !given["B"] {
+			sf.before = sf.context
+		}
+		if !given["A"] {
+			sf.after = sf.context
+		}
 	}
 	order := query.OrderPath
 	switch {
@@ -230,8 +238,7 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	// Any context flag, 0 included, puts "--" between groups (as grep).
-	withContext := false
-	fs.Visit(func(f *flag.Flag) { withContext = withContext || f.Name == "A" || f.Name == "B" || f.Name == "C" })
+	withContext := given["A"] || given["B"] || given["C"]
 	if order != query.OrderPath && withContext {
 		fmt.Fprintln(e.stderr, "logdex: --sort time does not combine with -A, -B or -C")
 		return 2
@@ -298,7 +305,7 @@ func (e *env) search(args []string) int {
 	}
 	// A PATH that does not exist is an error said after the other PATHs'
 	// matches, as grep says it; the others are still searched.
-	pos, missing := existing(pos)
+	pos, missing, unreachable := existing(pos)
 	sayMissing := func() {
 		if !sf.noMessages {
 			for _, m := range missing {
@@ -306,8 +313,13 @@ func (e *env) search(args []string) int {
 			}
 		}
 	}
-	if len(missing) > 0 && len(pos) == 0 {
+	if len(missing)+len(unreachable) > 0 && len(pos) == 0 {
 		sayMissing()
+		if !sf.noMessages {
+			for _, u := range unreachable {
+				fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
+			}
+		}
 		return 2
 	}
 	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
@@ -321,7 +333,7 @@ func (e *env) search(args []string) int {
 	searcher, withPath := oi.s, oi.withPath
 	// grep names files when it was given more than one PATH, missing ones
 	// included.
-	withPath = withPath || len(pos)+len(missing) > 1
+	withPath = withPath || len(pos)+len(missing)+len(unreachable) > 1
 	withPath = withPath && !sf.noFilename || sf.withFilename && !sf.noFilename
 
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
@@ -453,7 +465,10 @@ func (e *env) search(args []string) int {
 	// Files that could not be read are errors, as in grep: said after the
 	// other files' matches (not with -s), and the exit status is 2 (not
 	// with -q when a line matched).
-	unreadable := searcher.Unreadable()
+	if sf.quiet && st.Total > 0 {
+		return 0 // (grep -q stops at the first match, and says nothing more)
+	}
+	unreadable := append(append(unreachable, searcher.Unreadable()...), st.Unreadable...)
 	if !sf.noMessages {
 		for _, u := range unreadable {
 			fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
@@ -461,11 +476,9 @@ func (e *env) search(args []string) int {
 	}
 	sayMissing()
 	switch {
-	case sf.quiet && st.Total > 0:
-		return 0
 	case len(missing) > 0:
 		return 2
-	case len(unreadable) > 0 || st.Unreadable > 0:
+	case len(unreadable) > 0:
 		return 2
 	case st.Total == 0, sf.maxCount == 0:
 		return 1
@@ -473,17 +486,23 @@ func (e *env) search(args []string) int {
 	return 0
 }
 
-// existing splits PATHs into those that exist (through symlinks too) and
-// those that do not.
-func existing(paths []string) (found, missing []string) {
+// existing splits PATHs into those that exist (through symlinks too), those
+// that do not, and those that cannot be looked at (in a directory we may
+// not search): grep names the last two and goes on with the others.
+func existing(paths []string) (found, missing []string, unreachable []query.Unreadable) {
 	for _, p := range paths {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		_, err := os.Stat(p)
+		var errno syscall.Errno
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, p)
-		} else {
+		case errors.As(err, &errno): // in a directory we may not enter
+			unreachable = append(unreachable, query.Unreadable{Path: p, Reason: errno.Error()})
+		default:
 			found = append(found, p)
 		}
 	}
-	return found, missing
+	return found, missing, unreachable
 }
 
 // openForSearch finds the index for the PATHs (or --index), brings it up to
@@ -633,7 +652,28 @@ func (e *env) updateForSearch(dir string, build []string, progress bool) (*mmaps
 func (e *env) updateWithSignals(opt indexer.Options, progress bool) (*indexer.Result, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return e.updateIndexOpt(ctx, opt, progress, zerolog.WarnLevel)
+	return e.updateIndexLogged(ctx, opt, progress, grepLogger)
+}
+
+// grepLogger logs a search's index update (its warnings) as grep words its
+// messages, "logdex: warning: MESSAGE key=value ...", not in JSON. Files
+// that cannot be read are left to the search, which names each of its own
+// as grep does (not with -s).
+func grepLogger(w io.Writer) zerolog.Logger {
+	cw := zerolog.ConsoleWriter{Out: w, NoColor: true, PartsOrder: []string{zerolog.LevelFieldName, zerolog.MessageFieldName},
+		FieldsExclude: []string{zerolog.TimestampFieldName},
+		FormatLevel: func(l any) string {
+			if l == zerolog.LevelWarnValue {
+				return "logdex: warning:"
+			}
+			return fmt.Sprintf("logdex: %v:", l)
+		}}
+	unreadable := zerolog.HookFunc(func(ev *zerolog.Event, _ zerolog.Level, msg string) {
+		if msg == indexer.MsgUnreadable {
+			ev.Discard()
+		}
+	})
+	return newLoggerTo(w, false, zerolog.WarnLevel).Output(cw).Hook(unreadable)
 }
 
 // sameRoots reports whether a and b are the same roots in the same order.
@@ -1055,5 +1095,52 @@ func (f maxCountFlag) Set(v string) error {
 		n = -1
 	}
 	*f.n = int(n)
+	return nil
+}
+
+// lastOfTwo is a boolean flag that, set, clears its rival's: of grep's -l
+// and -L, and of -H and -h, the last given counts.
+type lastOfTwo struct{ p, rival *bool }
+
+func (f lastOfTwo) IsBoolFlag() bool { return true }
+
+func (f lastOfTwo) String() string {
+	if f.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*f.p)
+}
+
+func (f lastOfTwo) Set(v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	if *f.p = b; b {
+		*f.rival = false
+	}
+	return nil
+}
+
+// contextFlag is grep's -A, -B or -C NUM: one past the largest integer is
+// every line (as grep 3.8 reads it).
+type contextFlag struct{ n *int }
+
+func (f contextFlag) String() string {
+	if f.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f contextFlag) Set(v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+		n = math.MaxInt32 // (line numbers plus it stay in an int64)
+	case err != nil:
+		return fmt.Errorf("%s: invalid context length argument", v)
+	}
+	*f.n = int(min(n, math.MaxInt32))
 	return nil
 }

@@ -145,6 +145,11 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"quiet, none", []string{"search", "-q", "-F", "no such text anywhere", "logs"}, []string{"-rq", "-F", "no such text anywhere", "logs"}},
 		{"no file names", []string{"search", "-h", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}, []string{"-rnh", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}},
 		{"file name of a single file", []string{"search", "-H", "-F", "GET", "logs/nginx/access.log"}, []string{"-rnH", "-F", "GET", "logs/nginx/access.log"}},
+		// Of -l and -L, and of -h and -H, the last one given counts.
+		{"-l then -L", []string{"search", "-l", "-L", "-F", "ERROR", "logs"}, []string{"-r", "-l", "-L", "-F", "ERROR", "logs"}},
+		{"-L then -l", []string{"search", "-Ll", "-F", "ERROR", "logs"}, []string{"-r", "-Ll", "-F", "ERROR", "logs"}},
+		{"-h then -H", []string{"search", "-h", "-H", "-F", "GET", "logs/nginx/access.log"}, []string{"-rn", "-h", "-H", "-F", "GET", "logs/nginx/access.log"}},
+		{"-H then -h", []string{"search", "-Hh", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}, []string{"-rn", "-Hh", "-F", "user", "logs/app/api.log", "logs/syslog/auth.log"}},
 		{"-e -- then a flag", []string{"search", "-F", "-e", "--", "logs", "-i"}, []string{"-rn", "-F", "-e", "--", "logs", "-i"}},
 		{"inverted", []string{"search", "-v", "-F", "ERROR", "logs"}, []string{"-rnv", "-F", "ERROR", "logs"}},
 		{"inverted regex count", []string{"search", "-vcE", "GET|POST", "logs"}, []string{"-rcv", "-E", "GET|POST", "logs"}},
@@ -245,7 +250,10 @@ func TestSearchContext(t *testing.T) {
 	})
 	sort.Strings(files)
 	// A context of 0 still prints "--" between groups, as grep does.
-	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}, {"-m1", "-A2"}, {"-m", "2", "-C1"}, {"-o", "-A1"}, {"-oi", "-C2"}} {
+	for _, flags := range [][]string{{"-C", "2"}, {"-A", "1"}, {"-B", "3"}, {"-C1"}, {"-A", "0"}, {"-B0"}, {"-C", "0"}, {"-m1", "-A2"}, {"-m", "2", "-C1"}, {"-o", "-A1"}, {"-oi", "-C2"},
+		// -A and -B over -C, before or after it, smaller or larger; a
+		// length past the largest integer is every line.
+		{"-A", "1", "-C", "3"}, {"-C", "2", "-B", "0"}, {"-A0", "-C2"}, {"-C1", "-A3"}, {"-B", "99999999999999999999", "-C", "1"}} {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)

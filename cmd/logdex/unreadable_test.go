@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/logdex/logdex/indexer"
 )
 
 // nobody is the user tests run commands as when they run as root, for
@@ -88,8 +90,15 @@ func TestSearchUnreadableFile(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--no-update"}} {
 		args := append(append([]string{"search", "--index", "idx"}, extra...), "-F", "match", "logs")
 		got, stderr, code := asUnprivileged(t, dir, "logdex", args...)
-		if code != 2 || got != want || !strings.Contains(stderr, "logdex: logs/secret.log: permission denied") {
+		// Said once, as grep says it (not also as the index update's
+		// JSON warning).
+		if code != 2 || got != want || stderr != "logdex: logs/secret.log: permission denied\n" {
 			t.Fatalf("%v: exit %d (want 2), stderr %q\n%s", extra, code, stderr, firstDiff(got, want))
+		}
+		// -s: not said at all; the status still says so.
+		args = append(append([]string{"search", "-s", "--index", "idx"}, extra...), "-F", "match", "logs")
+		if got, stderr, code := asUnprivileged(t, dir, "logdex", args...); code != 2 || got != want || stderr != "" {
+			t.Fatalf("-s %v: exit %d (want 2), stderr %q\n%s", extra, code, stderr, firstDiff(got, want))
 		}
 	}
 	must(t, os.Chmod(secret, 0o644))
@@ -97,11 +106,54 @@ func TestSearchUnreadableFile(t *testing.T) {
 	if want, _ := grep(t, dir, "-rn", "-F", "match", "logs"); code != 0 || got != want {
 		t.Fatalf("once readable: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
 	}
-	// Unreadable since indexing: the search cannot read it either.
+	// Unreadable since indexing: the search cannot read it either, and
+	// says so as grep does (-s: not at all).
 	must(t, os.Chmod(secret, 0))
-	got, stderr, code = asUnprivileged(t, dir, "logdex", "search", "--index", "idx", "--no-update", "-F", "match", "logs")
-	if code != 2 || got != want || !strings.Contains(stderr, "logs/secret.log") || !strings.Contains(stderr, "permission denied") {
-		t.Fatalf("unreadable since indexing: exit %d, stderr %q\n%s", code, stderr, firstDiff(got, want))
+	for _, quiet := range []bool{false, true} {
+		args, wantErr := []string{"search", "--index", "idx", "--no-update", "-F", "match", "logs"}, "logdex: logs/secret.log: permission denied\n"
+		if quiet {
+			args, wantErr = append([]string{"search", "-s"}, args[1:]...), ""
+		}
+		got, stderr, code = asUnprivileged(t, dir, "logdex", args...)
+		if code != 2 || got != want || stderr != wantErr {
+			t.Fatalf("unreadable since indexing %v: exit %d, stderr %q\n%s", args, code, stderr, firstDiff(got, want))
+		}
+	}
+}
+
+// TestSearchOperandUnreachable: a PATH in a directory that may not be
+// searched is said as grep says it (not with -s), and the other PATHs are
+// searched; -q stops at a match without a word about later PATHs.
+func TestSearchOperandUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	must(t, os.Chmod(dir, 0o777))
+	logs := filepath.Join(dir, "logs")
+	must(t, os.MkdirAll(filepath.Join(logs, "locked"), 0o755))
+	must(t, os.WriteFile(filepath.Join(logs, "a.log"), []byte("match a\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(logs, "locked", "x.log"), []byte("match x\n"), 0o644))
+	if _, _, code := asUnprivileged(t, dir, "logdex", "index", "--index", "idx", "logs"); code != 0 {
+		t.Fatalf("index: exit %d", code)
+	}
+	must(t, os.Chmod(filepath.Join(logs, "locked"), 0))
+	if _, err := os.Stat(filepath.Join(logs, "locked", "x.log")); err == nil && os.Geteuid() != 0 {
+		t.Skip("permissions do not apply here")
+	}
+	for _, tc := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"-F", "match", "logs/locked/x.log", "logs/a.log"}, "logs/a.log:1:match a\n", "logdex: logs/locked/x.log: permission denied\n", 2},
+		{[]string{"-s", "-F", "match", "logs/locked/x.log", "logs/a.log"}, "logs/a.log:1:match a\n", "", 2},
+		{[]string{"-F", "match", "logs/locked/x.log"}, "", "logdex: logs/locked/x.log: permission denied\n", 2},
+		{[]string{"-q", "-F", "match", "logs/a.log", "logs/missing.log"}, "", "", 0},
+	} {
+		args := append([]string{"search", "--index", "idx"}, tc.args...)
+		got, stderr, code := asUnprivileged(t, dir, "logdex", args...)
+		if got != tc.stdout || stderr != tc.stderr || code != tc.code {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, got, stderr, tc.code, tc.stdout, tc.stderr)
+		}
 	}
 }
 
@@ -109,5 +161,18 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGrepLogger: a search's index update warns as grep words messages,
+// not in JSON; its word on unreadable files is left to the search.
+func TestGrepLogger(t *testing.T) {
+	var b bytes.Buffer
+	log := grepLogger(&b)
+	log.Warn().Str("segment", "seg-1.ldx").Msg("dropping damaged segment")
+	log.Info().Msg("not shown")
+	log.Warn().Str("path", "a.log").Msg(indexer.MsgUnreadable)
+	if want := "logdex: warning: dropping damaged segment segment=seg-1.ldx\n"; b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
 	}
 }
