@@ -7,6 +7,7 @@ package query
 // decompresses it once.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -101,6 +102,9 @@ func (s *streamed) ReadAt(p []byte, off int64) (int, error) {
 		var err error
 		n, err = io.ReadFull(s.r, p)
 		s.pos += int64(n)
+		if errors.Is(err, compressed.ErrTruncated) && off+int64(n) < s.logical-1 {
+			return n, io.EOF // truncated since it was checked: read short, as a plain file
+		}
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF && off+int64(n) < s.logical-1 {
 			return n, err // damaged before the lines indexed end
 		}
@@ -129,6 +133,9 @@ func (d *decompressed) ReadAt(p []byte, off int64) (int, error) {
 	if off < d.size {
 		var err error
 		n, err = d.r.ReadAt(p[:min(int64(len(p)), d.size-off)], off)
+		if errors.Is(err, compressed.ErrTruncated) {
+			return n, io.EOF // truncated since it was checked: read short, as a plain file
+		}
 		if err != nil && err != io.EOF {
 			return n, err
 		}

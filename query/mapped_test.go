@@ -1,6 +1,8 @@
 package query
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -120,5 +122,46 @@ func TestMappedReadTruncated(t *testing.T) {
 	}
 	if s.segs[sr.seg].Damage() != nil {
 		t.Fatal("the segment was taken for damaged")
+	}
+}
+
+// TestScanTruncated: a log truncated after the search checked it, read by
+// a scan (a query with nothing to narrow by), plain or gzip: the task
+// comes short, says so (the answer warns, its total a lower bound), and
+// fails nothing (a gzip file's cut stream is not taken for damage).
+func TestScanTruncated(t *testing.T) {
+	for _, gz := range []bool{false, true} {
+		dir := mappedLog(t)
+		name := filepath.Join(dir, "app.log")
+		if gz {
+			b, err := os.ReadFile(name)
+			must(t, err)
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			zw.Write(b)
+			must(t, zw.Close())
+			must(t, os.Remove(name))
+			name += ".gz"
+			must(t, os.WriteFile(name, z.Bytes(), 0o644))
+		}
+		s := testIndex(t, 1<<30, dir)
+		q, err := Compile([]string{"filler"}, lang.ModeLiteral, false) // on every line: scanned
+		must(t, err)
+		f := s.files[0]
+		h, err := s.logs.Stat(f.lf, true)
+		if err != nil || h.Stale() != nil {
+			t.Fatal(err, h.Stale())
+		}
+		defer h.Close()
+		fi, err := os.Stat(name)
+		must(t, err)
+		must(t, os.Truncate(name, fi.Size()/2))
+		sp := s.segs[f.spans[0].seg].Spans()[f.spans[0].span]
+		tk := &task{taskBody: taskBody{kind: taskScan, file: f, h: h, start: sp.StartOffset, end: sp.EndOffset, line0: sp.StartLineNo, final: true}}
+		var ls lineState
+		s.run(context.Background(), q, tk, false, true, 0, &ls)
+		if tk.err != nil || !tk.shrunk || tk.count == 0 || tk.count >= 3000 {
+			t.Errorf("gzip %v: err %v, shrunk %v, %d of 3000 lines counted", gz, tk.err, tk.shrunk, tk.count)
+		}
 	}
 }

@@ -504,7 +504,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 				if err != nil && !errors.Is(err, io.EOF) {
 					return err
 				}
-				eof = true // shrank since the size was taken
+				// Shrank since its size was taken: the lines past its new
+				// end are missing, and the answer says so.
+				eof, t.shrunk = true, true
 			}
 		} else {
 			eof = true

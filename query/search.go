@@ -508,7 +508,11 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 			return fmt.Errorf("%s: %w", t.file.Path, t.err)
 		}
 		if t.shrunk {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: truncated during the search; lines past its new end are missing", t.file.Path))
+			// (Said once for the file, whose every later task comes short.)
+			if w := fmt.Sprintf("%s: truncated during the search; lines past its new end are missing", t.file.Path); !slices.Contains(st.Warnings, w) {
+				st.Warnings = append(st.Warnings, w)
+			}
+			st.TotalAtLeast = true // (of the file as it was when the search began)
 		}
 		if t.damage != nil && !slices.Contains(st.Damaged, t.damage.Error()) {
 			st.Damaged = append(st.Damaged, t.damage.Error())
