@@ -383,8 +383,16 @@ func TestSearchesWhileFilesChange(t *testing.T) {
 // does so within a second): the cursor's file now has another path, and
 // the next page goes on after the cursor's line in it, wherever it is, in
 // every order; no hit is shown twice. The new file at the cursor's path is
-// another, shown whole where the order has it.
+// another, shown whole where the order has it. With copytruncate the
+// cursor's file (its inode) is emptied and written again: the next page
+// goes on in the copy, which starts as the cursor's file did.
 func TestPagingAcrossIndexedRotation(t *testing.T) {
+	for _, style := range []string{"rename", "copytruncate"} {
+		t.Run(style, func(t *testing.T) { pageAcrossRotation(t, style) })
+	}
+}
+
+func pageAcrossRotation(t *testing.T, style string) {
 	for _, order := range []Order{OrderPath, OrderOldest, OrderNewest} {
 		root := t.TempDir()
 		write := func(name, tag string, minute, n int) {
@@ -428,7 +436,13 @@ func TestPagingAcrossIndexedRotation(t *testing.T) {
 		}
 		page(open(), 10)
 		must(t, os.Rename(filepath.Join(root, "rot.log.1"), filepath.Join(root, "rot.log.2")))
-		must(t, os.Rename(filepath.Join(root, "rot.log"), filepath.Join(root, "rot.log.1")))
+		if style == "rename" {
+			must(t, os.Rename(filepath.Join(root, "rot.log"), filepath.Join(root, "rot.log.1")))
+		} else { // a copy under the rotated name; the log emptied in place
+			b, err := os.ReadFile(filepath.Join(root, "rot.log"))
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(root, "rot.log.1"), b, 0o644))
+		}
 		write("rot.log", "new", 2, 1)
 		s := open()
 		for page(s, 7) > 0 {

@@ -46,6 +46,17 @@ type Cursor struct {
 	// another, none of whose lines were shown).
 	Dev uint64 `json:"d,omitempty"`
 	Ino uint64 `json:"n,omitempty"`
+	// FPLen and FP fingerprint the start of the hit's file as indexed:
+	// copytruncate copies a log's lines to a new file (another inode) and
+	// empties the old one, which then holds new lines; the next page goes
+	// on in the copy, which starts as the cursor's file did.
+	FPLen int64  `json:"fl,omitempty"`
+	FP    uint64 `json:"fp,omitempty"`
+
+	// fileID is the file the cursor's lines are in now, when resolved
+	// (resolveCursor) and found.
+	fileID   uint64
+	resolved bool
 }
 
 // sameFile reports, when the cursor knows its file's identity (known),
@@ -54,8 +65,47 @@ func (c *Cursor) sameFile(f *File) (same, known bool) {
 	if c.Ino == 0 || f.atPathNow || f.lf == nil {
 		return false, false
 	}
+	if c.resolved {
+		return c.fileID != 0 && f.ID == c.fileID, true
+	}
 	rec := f.Record()
 	return rec.Dev == c.Dev && rec.Ino == c.Ino, true
+}
+
+// resolveCursor returns c with the file its lines are in now: the file of
+// its inode, unless that one no longer starts as the cursor's did (emptied
+// and written again: copytruncate), then the one other file that starts so
+// (the copy), if any.
+func (s *Searcher) resolveCursor(c *Cursor) *Cursor {
+	if c == nil || c.Ino == 0 || c.resolved {
+		return c
+	}
+	r := *c
+	r.resolved = true
+	if i, ok := s.indexedInodes()[[2]uint64{c.Dev, c.Ino}]; ok {
+		f := s.files[i]
+		rec := f.Record()
+		// (A fingerprint of more bytes than the cursor's: the file grew
+		// past them, or was written again; its start tells.)
+		if c.FPLen == 0 || rec.FPLen == c.FPLen && rec.FP == c.FP || rec.FPLen > c.FPLen && s.startsWith(f.ID, c.FPLen, c.FP) {
+			r.fileID = f.ID
+			return &r
+		}
+	}
+	if c.FPLen == 0 {
+		return &r
+	}
+	copies := 0
+	for _, f := range s.files {
+		if rec := f.Record(); rec.FPLen == c.FPLen && rec.FP == c.FP && (rec.Dev != c.Dev || rec.Ino != c.Ino) {
+			r.fileID = f.ID
+			copies++
+		}
+	}
+	if copies > 1 {
+		r.fileID = 0 // (several start alike, a banner: none is taken for it)
+	}
+	return &r
 }
 
 // orderPath is the indexed path the cursor's file sorts at in path order.
@@ -71,7 +121,7 @@ func (h *Hit) Cursor() Cursor {
 	c := Cursor{Path: h.File.Path, Line: h.Line, Time: h.Time, Timed: h.Timed, Indexed: h.File.indexedPath, AtPath: h.File.atPathNow}
 	if !h.File.atPathNow && h.File.lf != nil {
 		rec := h.File.Record()
-		c.Dev, c.Ino = rec.Dev, rec.Ino
+		c.Dev, c.Ino, c.FPLen, c.FP = rec.Dev, rec.Ino, rec.FPLen, rec.FP
 	}
 	return c
 }
@@ -210,6 +260,7 @@ var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // and its Text are valid only during the call. Returning an error from fn
 // stops the search with that error.
 func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (*Stats, error) {
+	opt.After = s.resolveCursor(opt.After)
 	if opt.Order != OrderPath && opt.PerFile == nil {
 		return s.searchOrdered(ctx, q, opt, fn)
 	}
