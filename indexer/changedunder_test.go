@@ -108,6 +108,35 @@ func TestFilesChangedDuringRun(t *testing.T) {
 	}
 }
 
+// TestFileTruncatedAfterRead: a file cut short right after a worker read
+// it (before it fingerprints the end it read) starts the run again, as
+// any file changed under the reads does; the run does not fail.
+func TestFileTruncatedAfterRead(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	var text strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&text, "line %04d of filler text\n", i)
+	}
+	p := filepath.Join(root, "app.log")
+	must(t, os.WriteFile(p, []byte(text.String()), 0o644))
+	first := true
+	defer indexer.SetAfterPart(func(path string) {
+		if first {
+			first = false
+			must(t, os.Truncate(p, 0))
+		}
+	})()
+	if _, err := indexer.Update(t.Context(), indexer.Options{Dir: dir, Roots: []string{root}, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := mmapstore.Open(dir)
+	must(t, err)
+	defer ix.Close()
+	if fs := ix.Files(); len(fs) != 1 || fs[0].Lines != 0 || fs[0].Indexed != 0 {
+		t.Errorf("files %+v, want app.log as it is now: empty", fs)
+	}
+}
+
 // TestFileChangedWhilePlanning: a worker finds a file changed while the
 // run is still planning other files' segments: the run starts again (its
 // own cancellation of the planning is not its error; the first build of a

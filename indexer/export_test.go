@@ -38,3 +38,11 @@ func SetBeforeJob(f func(path string)) (restore func()) {
 	beforeJob = f
 	return func() { beforeJob = old }
 }
+
+// SetAfterPart makes each worker call f with a file's path after reading a
+// part of it, until restore.
+func SetAfterPart(f func(path string)) (restore func()) {
+	old := afterPart
+	afterPart = f
+	return func() { afterPart = old }
+}

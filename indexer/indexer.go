@@ -275,6 +275,10 @@ var afterDiff = func() {}
 // with the first one's path (tests change files there).
 var beforeJob = func(path string) {}
 
+// afterPart is called after a worker read a part of a file, with its
+// path, before it fingerprints the part's end (tests change files there).
+var afterPart = func(path string) {}
+
 // maxAttempts bounds the runs over files that keep changing under the
 // reads (a log rotated while it is read); the next run tries again.
 const maxAttempts = 3

@@ -394,15 +394,17 @@ func (u *update) buildSegment(ctx context.Context, j *job, buf []byte, terms *te
 		// its last indexed line.
 		timer := newLineTimer(b.lines, u.opt.Location, rec.MTime, rec.LastTime, rec.Timed && p.start == rec.Indexed && p.start > 0)
 		complete, lines, nulAt, err := b.readPart(f, sf, p.start, p.end, p.startLineNo, timer, buf, progress, 0)
+		afterPart(rec.Path)
 		if err == nil && complete > p.start {
 			p.tailLen = min(complete, logfile.TailLen)
 			p.tailFP, err = logfile.TailFingerprint(f, complete, p.tailLen)
 		}
-		if err == nil && !sameFile(f, rec) {
+		if err == nil && !sameFile(f, rec) || errors.Is(err, io.ErrUnexpectedEOF) {
 			// The bytes read are the indexed file's only if the path
 			// still named it and its start is unchanged after the read
 			// (a rotation may rename it, copytruncate rewrite it, at any
-			// moment): else the run starts over.
+			// moment), and it was not cut short under the read: else the
+			// run starts over.
 			err = errChangedUnder
 		}
 		f.Close()
