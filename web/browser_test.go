@@ -198,8 +198,16 @@ func TestBrowser(t *testing.T) {
 		// Scrolled to the end until a next page's request meets the failure.
 		tb.wait("the failure said", `(() => { const sc = document.querySelector('#results'); sc.scrollTop = sc.scrollHeight;
 			return document.querySelector('.results-foot').textContent.startsWith('Could not load more') && !logdex.results.done; })()`)
+		var shown bool
+		tb.eval(`!document.querySelector('#q-error').hidden`, &shown)
+		if !shown {
+			t.Errorf("the failure is not said next to the search box")
+		}
 		tb.click(`.results-foot .retry`)
 		tb.wait("the page tried again", `!logdex.results.loading && !logdex.results.failed`)
+		// The request that worked takes the error back ("Offline" stayed
+		// above a full list of results).
+		tb.wait("the error taken back", `document.querySelector('#q-error').hidden`)
 		tb.eval(`(() => { document.querySelector('#results').scrollTop = 0; return true; })()`, &ok)
 		checkScroll(t, tb, want.Hits) // (from the top: every hit once, to the end)
 		var footer string

@@ -278,6 +278,7 @@ const results = new Results({
 }, {
   onOpen: (hit, { focus }) => openHit(hit, 'push', focus),
   onError: showError,
+  onRecover: () => { if (!errBox.hidden) hideError(); },
   onPage: () => {
     viewer.refreshMatches();
     // A permalink's hit: select it once its page is in.

@@ -31,6 +31,7 @@ const HEIGHTS = { file: HEAD_H, hit: ROW_H, live: LIVE_H };
 
 export class Results {
   // els: {scroller, footer, summary, empty}; cb: {onOpen(hit), onError(err),
+  // onRecover(): a request of the search worked after one failed,
   // onPage(), onView(first, last): the rows on screen}
   constructor(els, cb) {
     this.els = els;
@@ -87,6 +88,7 @@ export class Results {
     this.abort?.abort();
     this.abort = new AbortController();
     this.gen++;
+    this.erred = false;
     this.clearModel();
     this.vlist.reset();
     this.els.scroller.removeAttribute('aria-activedescendant');
@@ -124,11 +126,12 @@ export class Results {
       this.total = r.total;
       this.totalExact = true;
       this.busy = '';
+      this.recovered();
       this.cb.onPage?.();
     } catch (err) {
       if (gen !== this.gen || err.name === 'AbortError') return;
       this.busy = '';
-      this.cb.onError?.(err);
+      this.reportError(err);
     } finally {
       if (gen === this.gen) {
         this.counting = false;
@@ -175,6 +178,7 @@ export class Results {
         this.state = 'done';
         this.busy = '';
         this.failed = null;
+        this.recovered();
         break;
       } catch (err) {
         if (err.name === 'AbortError' || gen !== this.gen) return;
@@ -196,13 +200,28 @@ export class Results {
           // says so and offers to try again; scrolling does not retry.
           this.failed = err;
         }
-        this.cb.onError?.(err);
+        this.reportError(err);
         break;
       }
     }
     this.loading = false;
     this.renderChrome();
     this.cb.onPage?.();
+  }
+
+  // reportError says what went wrong with a request of this search; a
+  // later one that works takes the message back (recovered): the server
+  // is back, and "Offline" must not stay above a full list of results.
+  reportError(err) {
+    this.erred = true;
+    this.cb.onError?.(err);
+  }
+
+  recovered() {
+    if (this.erred) {
+      this.erred = false;
+      this.cb.onRecover?.();
+    }
   }
 
   // append adds a page of the search (before the live section).
