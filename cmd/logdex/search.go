@@ -313,13 +313,16 @@ func (e *env) search(args []string) int {
 			}
 		}
 	}
-	if len(missing)+len(unreachable) > 0 && len(pos) == 0 {
-		sayMissing()
+	sayUnreadable := func(us []query.Unreadable) {
 		if !sf.noMessages {
-			for _, u := range unreachable {
+			for _, u := range us {
 				fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
 			}
 		}
+	}
+	if len(missing)+len(unreachable) > 0 && len(pos) == 0 {
+		sayUnreadable(unreachable)
+		sayMissing()
 		return 2
 	}
 	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
@@ -468,12 +471,8 @@ func (e *env) search(args []string) int {
 	if sf.quiet && st.Total > 0 {
 		return 0 // (grep -q stops at the first match, and says nothing more)
 	}
-	unreadable := append(append(unreachable, searcher.Unreadable()...), st.Unreadable...)
-	if !sf.noMessages {
-		for _, u := range unreadable {
-			fmt.Fprintf(e.stderr, "logdex: %s: %s\n", u.Path, u.Reason)
-		}
-	}
+	unreadable := slices.Concat(unreachable, searcher.Unreadable(), st.Unreadable)
+	sayUnreadable(unreadable)
 	sayMissing()
 	switch {
 	case len(missing) > 0:
