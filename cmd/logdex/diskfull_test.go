@@ -49,4 +49,14 @@ func TestFaultIndexDiskFull(t *testing.T) {
 	if code, _, _ := search(interrupted); code != 2 {
 		t.Fatalf("interrupted update: exit %d", code)
 	}
+	// Ctrl-C while the update runs (the handler is ours while it does):
+	// the search stops as grep killed by it would, saying nothing, 130.
+	ctrlC := func(ctx context.Context, _ indexer.Options) (*indexer.Result, error) {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if code, stdout, stderr := search(ctrlC); code != 130 || stdout != "" || stderr != "" {
+		t.Fatalf("Ctrl-C during the update: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 }

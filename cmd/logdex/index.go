@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,6 +65,11 @@ func (e *env) index(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := e.updateIndexOpt(ctx, indexer.Options{Dir: d, Roots: paths, SegmentBytes: *segMB << 20, Postings: *postings, Verify: *verify}, !*quiet, zerolog.InfoLevel)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: the index is as it was (a run publishes whole or not).
+		fmt.Fprintln(e.stderr, "logdex: interrupted; the index is as it was before this run")
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -72,6 +78,14 @@ func (e *env) index(args []string) int {
 	fmt.Fprintln(e.stdout, d)
 	return 0
 }
+
+// exitInterrupted is the status of a command stopped by Ctrl-C (or
+// SIGTERM), as a shell reports a process the signal killed.
+const exitInterrupted = 130
+
+// errInterrupted: the index update a search runs first was stopped by
+// Ctrl-C (or SIGTERM).
+var errInterrupted = errors.New("interrupted")
 
 // updateIndex runs the indexer with a progress line on a terminal.
 func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBytes int64, progress bool, level zerolog.Level) (*indexer.Result, error) {

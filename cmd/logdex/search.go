@@ -326,6 +326,9 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
+	if errors.Is(err, errInterrupted) {
+		return exitInterrupted // (as grep killed by Ctrl-C: nothing said)
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "logdex:", err)
 		return 2
@@ -574,7 +577,7 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 	if ix == nil {
 		if !noUpdate || roots == nil {
 			if ix, seen, err = e.updateForSearch(dir, build, true); err != nil {
-				if roots == nil || errors.Is(err, context.Canceled) {
+				if roots == nil || errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
 					return nil, err
 				}
 				// An index that cannot be written (disk full, read-only,
@@ -651,7 +654,11 @@ func (e *env) updateForSearch(dir string, build []string, progress bool) (*mmaps
 func (e *env) updateWithSignals(opt indexer.Options, progress bool) (*indexer.Result, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return e.updateIndexLogged(ctx, opt, progress, grepLogger)
+	res, err := e.updateIndexLogged(ctx, opt, progress, grepLogger)
+	if err != nil && ctx.Err() != nil {
+		err = errInterrupted
+	}
+	return res, err
 }
 
 // grepLogger logs a search's index update (its warnings) as grep words its
