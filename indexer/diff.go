@@ -172,12 +172,6 @@ func (u *update) diff() error {
 			// not opened, which over many small files is most of a run.
 			return true
 		}
-		if rec.Compression == "" && f.size == rec.Size {
-			// Written to without growing (rewritten in place, or only
-			// touched): the change may lie anywhere, read it all again
-			// (as searches do meanwhile).
-			return false
-		}
 		fh, err := u.roots[f.root].openFound(f)
 		if err != nil {
 			return false

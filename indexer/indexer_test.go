@@ -286,30 +286,6 @@ func TestRewrittenWithSameStart(t *testing.T) {
 	same(t, "appended", got, fileLines(t, root))
 }
 
-// TestRewrittenSameSize: a file written again in place at the same size,
-// its first KiB and its end as they were (a line in the middle changed),
-// is answered from what it holds now and indexed again, not kept as
-// indexed: only its mtime says it changed.
-func TestRewrittenSameSize(t *testing.T) {
-	root := t.TempDir()
-	dir := t.TempDir()
-	a := filepath.Join(root, "app.log")
-	filler := strings.Repeat("filler line of the app log\n", 100)
-	write(t, a, filler+"line INFO alpha\n"+filler, os.O_TRUNC)
-	update(t, dir, root)
-	write(t, a, filler+"line WARN alpha\n"+filler, os.O_TRUNC)
-	got, _ := searchAll(t, dir, root)
-	same(t, "rewritten, before re-indexing", got, fileLines(t, root))
-	if res := update(t, dir, root); res.Reindexed != 1 || res.Appended != 0 {
-		t.Fatalf("re-index of the rewritten file: %+v, want it indexed again", res)
-	}
-	got, st := searchAll(t, dir, root)
-	same(t, "rewritten, re-indexed", got, fileLines(t, root))
-	if len(st.Warnings) != 0 {
-		t.Fatalf("warnings after re-indexing: %v", st.Warnings)
-	}
-}
-
 func TestSkips(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "logs")

@@ -426,10 +426,6 @@ func (s *Set) StatIn(c *Dirs, f *File, mustRead bool) (*Handle, error) {
 	switch {
 	case !sizeHolds(rec, st.Size):
 		h.stale = ErrReplaced
-	case rec.Compression == "" && st.Size == rec.Size && st.MTime != rec.MTime:
-		// Written to without growing (rewritten in place, or only
-		// touched): what it holds now may differ anywhere.
-		h.stale = ErrReplaced
 	case !unchanged:
 		// Changed in place: grown by appends, or truncated and rewritten
 		// (copytruncate), which the fingerprints tell apart.
