@@ -370,7 +370,7 @@ func (s *Segment) deltasInRanges(l postingsList, n uint64, ranges []LineRange) (
 			// their sum stays below it (a time window's lines lie deep in
 			// a common word's list, a rare word's next line many ids ahead
 			// in a common one's): no continuation bit, no zero gap.
-			for w := uint64(ranges[k].Lo); i > 0 && w > id+64 && i+8 < l.count && cur+8 <= safe; {
+			for w := uint64(ranges[k].Lo); i > 0 && w > id+64 && i+8 < l.count && cur+8 < safe; { // (cur stays below safe)
 				g := binary.LittleEndian.Uint64(b[cur:])
 				if g&wordwise.Highs != 0 || wordwise.Zeros(g) != 0 {
 					break

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -704,6 +705,62 @@ func TestPostingsAndLongLists(t *testing.T) {
 			if want := roaring.And(list, with); err != nil || !got.Equals(want) {
 				t.Errorf("%s AND %s: %d ids, %v; want %d", term, wname, got.GetCardinality(), err, want.GetCardinality())
 			}
+		}
+	}
+}
+
+// TestPostingsAndCountPastBody: a list whose header promises more ids than
+// its bytes hold (one-byte gaps, skipped eight at a time toward a distant
+// candidate) is a corruption error, never a read past the body.
+func TestPostingsAndCountPastBody(t *testing.T) {
+	const lines = 20_000
+	lt := NewLineTable()
+	lt.BeginSpan(SegFile{ID: 1, Path: "a.log", Size: 1 << 40, FPLen: 1}, 0, 1)
+	for range lines {
+		lt.AddLine(10)
+	}
+	lt.EndSpan()
+	// A first id of three bytes leaves room for a count of two more ids
+	// than there are (the reader checks count <= bytes first); bodies of
+	// every length mod 8, so that some skip ends at the body's end.
+	for n := 160; n < 168; n++ {
+		var ids []uint32
+		for k := range n {
+			ids = append(ids, uint32(1<<14+5*k))
+		}
+		countPastBody(t, lt, lines, ids)
+	}
+}
+
+func countPastBody(t *testing.T, lt *LineTable, lines uint32, ids []uint32) {
+	t.Helper()
+	terms := &testTerms{terms: [][]byte{[]byte("word")}, ids: [][]uint32{ids}}
+	data, err := EncodeSegment(&SegmentInput{Lines: lt, Terms: terms, Postings: PostingsVarint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSegment("good", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, ok, err := s.Lookup([]byte("word"))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	at := s.postings.off + ref>>2
+	h, k := binary.Uvarint(data[at:])
+	for extra := uint64(1); extra <= 2; extra++ {
+		bad := bytes.Clone(data)
+		if binary.PutUvarint(bad[at:], (h>>1+extra)<<1|h&1) != k {
+			t.Fatal("header width changed")
+		}
+		fixChecksums(bad)
+		s, err := ParseSegment("bad", bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PostingsAnd(ref, roaring.BitmapOf(lines-1)); !errors.Is(err, ErrCorrupt) || strings.Contains(err.Error(), "runtime error") {
+			t.Fatalf("count %d past the body: %v, want a corruption error", extra, err)
 		}
 	}
 }
