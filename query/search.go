@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -96,8 +97,16 @@ func (s *Searcher) resolveCursor(c *Cursor) *Cursor {
 		return &r
 	}
 	copies := 0
+	dir := filepath.Dir(c.orderPath())
 	for _, f := range s.files {
-		if rec := f.Record(); rec.FPLen == c.FPLen && rec.FP == c.FP && (rec.Dev != c.Dev || rec.Ino != c.Ino) {
+		rec := f.Record()
+		if rec.Dev == c.Dev && rec.Ino == c.Ino || rec.FPLen < c.FPLen {
+			continue
+		}
+		// A copy of a file that grew past its fingerprint since the
+		// cursor's page fingerprints more bytes: its start tells (read
+		// only beside the cursor's file, where rotations put copies).
+		if rec.FPLen == c.FPLen && rec.FP == c.FP || rec.FPLen > c.FPLen && filepath.Dir(f.Path) == dir && s.startsWith(f.ID, c.FPLen, c.FP) {
 			r.fileID = f.ID
 			copies++
 		}
