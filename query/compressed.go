@@ -93,6 +93,9 @@ func (s *streamed) ReadAt(p []byte, off int64) (int, error) {
 		}
 		n, err := s.r.Read(s.skip[:min(int64(len(s.skip)), off-s.pos)])
 		s.pos += int64(n)
+		if errors.Is(err, compressed.ErrTruncated) && s.pos < s.logical-1 {
+			return 0, io.EOF // truncated since it was checked, before off: nothing there
+		}
 		if err != nil {
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/compressed"
 	"github.com/logdex/logdex/query/lang"
 	"github.com/rs/zerolog"
 )
@@ -318,5 +320,28 @@ func TestCompressedRenamedByRotation(t *testing.T) {
 		return strings.Contains(w, "app.log.2.gz") && strings.Contains(w, "next index run")
 	}) {
 		t.Errorf("warnings %q: nothing says app.log.2.gz's new content waits for the next index run", st.Warnings)
+	}
+}
+
+// TestStreamedTruncated: read from the start (its restart points lost), a
+// gzip file cut short since it was checked reads short, as a plain file
+// does: no newlines made up for the bytes that are gone.
+func TestStreamedTruncated(t *testing.T) {
+	var text strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&text, "line %d of a log compressed whole\n", i)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(text.String()))
+	must(t, zw.Close())
+	cut := z.Bytes()[:z.Len()/4]
+	for _, off := range []int64{0, int64(text.Len() / 2)} {
+		r := &streamed{f: bytes.NewReader(cut), size: int64(len(cut)), kind: compressed.Gzip, logical: int64(text.Len())}
+		p := make([]byte, 64)
+		n, err := r.ReadAt(p, off)
+		if err != io.EOF && err != nil || off > 0 && n != 0 || bytes.Contains(p[:n], []byte("\n\n")) {
+			t.Errorf("at %d: %d bytes %q, %v; want what was there, then io.EOF", off, n, p[:n], err)
+		}
 	}
 }
