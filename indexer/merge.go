@@ -61,11 +61,10 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 			return ctx.Err()
 		}
 		refs, _, err := u.rewrite(ctx, set, live, buf)
-		if ctx.Err() != nil {
-			return ctx.Err() // (stopped: not a merge that failed)
-		}
 		if err != nil {
-			u.log.Warn().Err(err).Int("segments", len(set)).Msg("merge skipped")
+			if ctx.Err() == nil { // (stopped: not a merge that failed)
+				u.log.Warn().Err(err).Int("segments", len(set)).Msg("merge skipped")
+			}
 			continue
 		}
 		gone := map[string]bool{}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/query"
 	"github.com/logdex/logdex/query/live"
-	"github.com/rs/zerolog"
 )
 
 // followPoll is how often follow looks for changes the watch cannot
@@ -52,7 +52,7 @@ func (e *env) follow(ctx context.Context, oi *openedIndex, q *query.Query, pr *p
 			}
 		}
 		if !noUpdate {
-			if _, err := e.updateIndex(ctx, oi.dir, oi.build, 0, false, zerolog.WarnLevel); err != nil {
+			if _, err := e.updateIndexLogged(ctx, indexer.Options{Dir: oi.dir, Roots: oi.build}, false, grepLogger); err != nil {
 				if ctx.Err() != nil {
 					return 0
 				}
