@@ -402,11 +402,9 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		var after int64
 		if c := opt.After; c != nil && !(c.AtPath && h.Moved() != "") {
 			switch same, known := c.sameFile(f); {
-			case same && h.Stale() == nil: // the cursor's file, wherever a rotation put it
+			case same: // the cursor's file, wherever a rotation put it
 				after = c.Line
-			case known: // another file (at the cursor's path: one new there), or
-				// the cursor's written again since (copytruncate's, not
-				// indexed yet): none of what it holds now was shown
+			case known: // another file (at the cursor's path: one new there)
 			case c.orderPath() == indexed:
 				after = c.Line
 			}
