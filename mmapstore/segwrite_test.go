@@ -635,6 +635,17 @@ func BenchmarkLineTime(b *testing.B) {
 	}
 }
 
+// oneFileLines is a line table of n lines of one file, in one span.
+func oneFileLines(n int) *LineTable {
+	lt := NewLineTable()
+	lt.BeginSpan(SegFile{ID: 1, Path: "a.log", Size: 1 << 40, FPLen: 1}, 0, 1)
+	for range n {
+		lt.AddLine(10)
+	}
+	lt.EndSpan()
+	return lt
+}
+
 // TestPostingsAndLongLists intersects uvarint lists many verification
 // windows long, with gaps of one to three bytes, against candidate sets
 // from dense to sparse: the merge decodes a window at a time and skips
@@ -642,12 +653,7 @@ func BenchmarkLineTime(b *testing.B) {
 func TestPostingsAndLongLists(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	const lines = 300_000
-	lt := NewLineTable()
-	lt.BeginSpan(SegFile{ID: 1, Path: "a.log", Size: 1 << 40, FPLen: 1}, 0, 1)
-	for range lines {
-		lt.AddLine(10)
-	}
-	lt.EndSpan()
+	lt := oneFileLines(lines)
 	terms := &testTerms{}
 	for _, name := range []string{"dense", "mixed", "sparse", "wide"} { // (in order: a dictionary is sorted)
 		var ids []uint32
@@ -714,12 +720,7 @@ func TestPostingsAndLongLists(t *testing.T) {
 // candidate) is a corruption error, never a read past the body.
 func TestPostingsAndCountPastBody(t *testing.T) {
 	const lines = 20_000
-	lt := NewLineTable()
-	lt.BeginSpan(SegFile{ID: 1, Path: "a.log", Size: 1 << 40, FPLen: 1}, 0, 1)
-	for range lines {
-		lt.AddLine(10)
-	}
-	lt.EndSpan()
+	lt := oneFileLines(lines)
 	// A first id of three bytes leaves room for a count of two more ids
 	// than there are (the reader checks count <= bytes first); bodies of
 	// every length mod 8, so that some skip ends at the body's end.
