@@ -402,9 +402,11 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 		var after int64
 		if c := opt.After; c != nil && !(c.AtPath && h.Moved() != "") {
 			switch same, known := c.sameFile(f); {
-			case same: // the cursor's file, wherever a rotation put it
+			case same && (h.Stale() == nil || c.Now): // the cursor's file, wherever a rotation put it
 				after = c.Line
-			case known: // another file (at the cursor's path: one new there)
+			case known: // another file (at the cursor's path: one new there), or
+				// the cursor's written again since its page (copytruncate's,
+				// not indexed yet): none of what it holds now was shown
 			case c.orderPath() == indexed:
 				after = c.Line
 			}

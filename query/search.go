@@ -53,6 +53,12 @@ type Cursor struct {
 	// on in the copy, which starts as the cursor's file did.
 	FPLen int64  `json:"fl,omitempty"`
 	FP    uint64 `json:"fp,omitempty"`
+	// Now says the line was of the file's content as it was when shown,
+	// the file having been replaced since it was indexed (rewritten in
+	// place, copytruncate's): a later page that finds the file replaced
+	// goes on after that line; one made on its indexed content does not
+	// (none of what it holds now was shown).
+	Now bool `json:"w,omitempty"`
 
 	// fileID is the file the cursor's lines are in now, when resolved
 	// (resolveCursor) and found.
@@ -131,6 +137,7 @@ func (h *Hit) Cursor() Cursor {
 	if !h.File.atPathNow && h.File.lf != nil {
 		rec := h.File.Record()
 		c.Dev, c.Ino, c.FPLen, c.FP = rec.Dev, rec.Ino, rec.FPLen, rec.FP
+		c.Now = h.src != nil && h.src.Stale() != nil
 	}
 	return c
 }
