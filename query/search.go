@@ -90,11 +90,7 @@ func (s *Searcher) resolveCursor(c *Cursor) *Cursor {
 	r := *c
 	r.resolved = true
 	if i, ok := s.indexedInodes()[[2]uint64{c.Dev, c.Ino}]; ok {
-		f := s.files[i]
-		rec := f.Record()
-		// (A fingerprint of more bytes than the cursor's: the file grew
-		// past them, or was written again; its start tells.)
-		if c.FPLen == 0 || rec.FPLen == c.FPLen && rec.FP == c.FP || rec.FPLen > c.FPLen && s.startsWith(f.ID, c.FPLen, c.FP) {
+		if f := s.files[i]; c.FPLen == 0 || s.startsAs(f, c, true) {
 			r.fileID = f.ID
 			return &r
 		}
@@ -105,14 +101,9 @@ func (s *Searcher) resolveCursor(c *Cursor) *Cursor {
 	copies := 0
 	dir := filepath.Dir(c.orderPath())
 	for _, f := range s.files {
-		rec := f.Record()
-		if rec.Dev == c.Dev && rec.Ino == c.Ino || rec.FPLen < c.FPLen {
-			continue
-		}
-		// A copy of a file that grew past its fingerprint since the
-		// cursor's page fingerprints more bytes: its start tells (read
-		// only beside the cursor's file, where rotations put copies).
-		if rec.FPLen == c.FPLen && rec.FP == c.FP || rec.FPLen > c.FPLen && filepath.Dir(f.Path) == dir && s.startsWith(f.ID, c.FPLen, c.FP) {
+		// (A copy's start is read only beside the cursor's file, where
+		// rotations put copies.)
+		if rec := f.Record(); (rec.Dev != c.Dev || rec.Ino != c.Ino) && s.startsAs(f, c, filepath.Dir(f.Path) == dir) {
 			r.fileID = f.ID
 			copies++
 		}
@@ -129,6 +120,14 @@ func (c *Cursor) orderPath() string {
 		return c.Indexed
 	}
 	return c.Path
+}
+
+// startsAs reports whether indexed file f starts as the cursor's file did:
+// by its fingerprint when of as many bytes; of more bytes (the file grew
+// past the cursor's since its page), by reading its start, when read.
+func (s *Searcher) startsAs(f *File, c *Cursor, read bool) bool {
+	rec := f.Record()
+	return rec.FPLen == c.FPLen && rec.FP == c.FP || read && rec.FPLen > c.FPLen && s.startsWith(f.ID, c.FPLen, c.FP)
 }
 
 // Cursor is the position of the hit, for Options.After.
