@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,8 +83,8 @@ func (e *env) index(args []string) int {
 const exitInterrupted = 130
 
 // errInterrupted: the index update a search runs first was stopped by
-// Ctrl-C (or SIGTERM).
-var errInterrupted = errors.New("interrupted")
+// Ctrl-C (or SIGTERM); a cancellation as any other, by the user.
+var errInterrupted = fmt.Errorf("interrupted: %w", context.Canceled)
 
 // updateIndex runs the indexer with a progress line on a terminal.
 func (e *env) updateIndex(ctx context.Context, dir string, paths []string, segBytes int64, progress bool, level zerolog.Level) (*indexer.Result, error) {

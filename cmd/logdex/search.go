@@ -577,7 +577,7 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 	if ix == nil {
 		if !noUpdate || roots == nil {
 			if ix, seen, err = e.updateForSearch(dir, build, true); err != nil {
-				if roots == nil || errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
+				if roots == nil || errors.Is(err, context.Canceled) {
 					return nil, err
 				}
 				// An index that cannot be written (disk full, read-only,
