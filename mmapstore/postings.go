@@ -79,9 +79,98 @@ func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
 	return l, n, nil
 }
 
-// walkWindow is how many bytes of a uvarint list deltasInRanges verifies
-// at a time (two chunks).
+// walkWindow is how many bytes of a uvarint list walkDeltas verifies at a
+// time (two chunks).
 const walkWindow = 2 * ChunkSize
+
+// walkDeltas calls fn with the ids of the uvarint list at l (from
+// listHead, n body bytes) that are at least from, in order, checking each,
+// until fn says no more; fn also says the next id it wants at least, and
+// the walk skips to it. The body is verified a window at a time as the
+// walk reaches it: a walk that stops early checks (and touches) only the
+// bytes it read.
+func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id uint32) (next uint32, more bool)) error {
+	at := int64(s.postings.off + l.off)
+	body, ok := slice(s.postings.data, l.off, n)
+	switch {
+	case !ok:
+		_, err := s.read(&s.postings, l.off, n) // the out-of-bounds error
+		return err
+	case l.count > n:
+		return s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, n))
+	}
+	var id uint64
+	var cur, end uint64 // body[cur:end] is verified and not yet decoded
+	refill := func() error {
+		if end-cur < binary.MaxVarintLen64 && end < n {
+			step := min(n-end, walkWindow)
+			if _, err := s.read(&s.postings, l.off+end, step); err != nil {
+				return err
+			}
+			end += step
+		}
+		return nil
+	}
+	for i := uint64(0); i < l.count; i++ {
+		if err := refill(); err != nil {
+			return err
+		}
+		// Below from, eight one-byte gaps at a time (a time window's
+		// lines lie deep in a common word's list, a rare word's next line
+		// many ids ahead in a common one's): no continuation bit, no zero
+		// gap, and their sum keeps the id below from.
+		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
+			w := binary.LittleEndian.Uint64(body[cur:])
+			if w&wordwise.Highs != 0 || wordwise.Zeros(w) != 0 {
+				break
+			}
+			sum := byteSum(w)
+			if id+sum >= uint64(from) {
+				break
+			}
+			id += sum
+			cur += 8
+			i += 8
+			if err := refill(); err != nil {
+				return err
+			}
+		}
+		b := body[cur:end]
+		// Inlined uvarint: most gaps fit one byte.
+		var v uint64
+		if len(b) > 0 && b[0] < 0x80 {
+			v = uint64(b[0])
+			cur++
+		} else {
+			k := 0
+			if v, k = binary.Uvarint(b); k <= 0 {
+				return s.damaged(s.corrupt("postings", at, "bad list entry"))
+			}
+			cur += uint64(k)
+		}
+		if i > 0 {
+			if v == 0 {
+				return s.damaged(s.corrupt("postings", at, "zero gap"))
+			}
+			v += id
+		}
+		if v >= uint64(s.lines) {
+			return s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, s.lines))
+		}
+		id = v
+		if id >= uint64(from) {
+			next, more := fn(uint32(id))
+			if !more {
+				return nil
+			}
+			from = next
+		}
+	}
+	if cur != n {
+		return s.damaged(s.corrupt("postings", at, "%v", errTrailing))
+	}
+	return nil
+}
 
 // DocFreq is the number of lines a postings reference holds.
 func (s *Segment) DocFreq(ref uint64) (int, error) {
@@ -297,132 +386,28 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 		}
 		return bitmapOfSorted(kept), nil
 	}
-	kept, err := s.deltasInRanges(l, n, idRanges(with.ToArray()))
+	want := with.ToArray()
+	var kept []uint32
+	k := 0
+	if len(want) > 0 {
+		err = s.walkDeltas(l, n, want[0], func(id uint32) (uint32, bool) {
+			for k < len(want) && want[k] < id {
+				k++
+			}
+			if k < len(want) && want[k] == id {
+				kept = append(kept, id)
+				k++
+			}
+			if k == len(want) {
+				return 0, false
+			}
+			return want[k], true
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	return bitmapOfSorted(kept), nil
-}
-
-// idRanges is increasing ids as ranges, runs of consecutive ids merged.
-func idRanges(ids []uint32) []LineRange {
-	runs := 0
-	for i := range ids {
-		if i == 0 || ids[i] != ids[i-1]+1 {
-			runs++
-		}
-	}
-	rs := make([]LineRange, 0, runs)
-	for i := 0; i < len(ids); {
-		j := i + 1
-		for j < len(ids) && ids[j] == ids[j-1]+1 {
-			j++
-		}
-		rs = append(rs, LineRange{ids[i], ids[j-1] + 1})
-		i = j
-	}
-	return rs
-}
-
-// deltasInRanges returns the ids of the uvarint list at l (from listHead,
-// n body bytes) that lie in ranges (increasing, apart), in order. The body
-// is verified a window at a time as the merge reaches it (a merge that
-// stops early checks, and touches, only the bytes it read), and decoded
-// and merged in one loop, no call per id (a callback per id made
-// intersecting a phrase's two common words cost 6 ns an id of the longer
-// list, a third of the phrase's first page).
-func (s *Segment) deltasInRanges(l postingsList, n uint64, ranges []LineRange) ([]uint32, error) {
-	at := int64(s.postings.off + l.off)
-	body, ok := slice(s.postings.data, l.off, n)
-	switch {
-	case !ok:
-		_, err := s.read(&s.postings, l.off, n) // the out-of-bounds error
-		return nil, err
-	case l.count > n:
-		return nil, s.damaged(s.corrupt("postings", at, "%d ids in %d bytes", l.count, n))
-	case len(ranges) == 0:
-		return nil, nil
-	}
-	var kept []uint32
-	lines := uint64(s.lines)
-	var id uint64
-	var cur, end uint64 // body[cur:end] is verified and not yet decoded
-	k := 0
-	for i := uint64(0); i < l.count; {
-		if end-cur <= binary.MaxVarintLen64 && end < n {
-			step := min(n-end, walkWindow)
-			if _, err := s.read(&s.postings, l.off+end, step); err != nil {
-				return nil, err
-			}
-			end += step
-		}
-		// Below safe a whole uvarint is verified (or the body ends).
-		safe := end
-		if end < n {
-			safe = end - binary.MaxVarintLen64
-		}
-		if cur >= safe { // the body ended before count ids
-			return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
-		}
-		b := body[:end]
-		for ; i < l.count && cur < safe; i++ {
-			// Below the next range, eight one-byte gaps at a time while
-			// their sum stays below it (a time window's lines lie deep in
-			// a common word's list, a rare word's next line many ids ahead
-			// in a common one's): no continuation bit, no zero gap.
-			for w := uint64(ranges[k].Lo); i > 0 && w > id+64 && i+8 < l.count && cur+8 < safe; { // (cur stays below safe)
-				g := binary.LittleEndian.Uint64(b[cur:])
-				if g&wordwise.Highs != 0 || wordwise.Zeros(g) != 0 {
-					break
-				}
-				sum := byteSum(g)
-				if id+sum >= w {
-					break
-				}
-				id += sum
-				cur += 8
-				i += 8
-			}
-			var v uint64
-			switch c := b[cur]; {
-			case c < 0x80:
-				v = uint64(c)
-				cur++
-			case cur+1 < end && b[cur+1] < 0x80:
-				v = uint64(c&0x7f) | uint64(b[cur+1])<<7
-				cur += 2
-			default:
-				u, w := binary.Uvarint(b[cur:])
-				if w <= 0 {
-					return nil, s.damaged(s.corrupt("postings", at, "bad list entry"))
-				}
-				v = u
-				cur += uint64(w)
-			}
-			if i > 0 {
-				if v == 0 {
-					return nil, s.damaged(s.corrupt("postings", at, "zero gap"))
-				}
-				v += id
-			}
-			if v >= lines {
-				return nil, s.damaged(s.corrupt("postings", at, "line id %d beyond %d lines", v, lines))
-			}
-			id = v
-			for uint64(ranges[k].Hi) <= id {
-				if k++; k == len(ranges) {
-					return kept, nil
-				}
-			}
-			if uint64(ranges[k].Lo) <= id {
-				kept = append(kept, uint32(id))
-			}
-		}
-	}
-	if cur != n {
-		return nil, s.damaged(s.corrupt("postings", at, "%v", errTrailing))
-	}
-	return kept, nil
 }
 
 func pad8(off uint64) uint64 { return (8 - off%8) % 8 }
@@ -531,7 +516,20 @@ func (s *Segment) deltasIn(ref uint64, ranges []LineRange) (bm *roaring.Bitmap, 
 	if err != nil || l.enc != EncDeltaVarint {
 		return nil, err != nil, err
 	}
-	kept, err := s.deltasInRanges(l, n, ranges)
+	var kept []uint32
+	k := 0
+	err = s.walkDeltas(l, n, ranges[0].Lo, func(id uint32) (uint32, bool) {
+		for k < len(ranges) && id >= ranges[k].Hi {
+			k++
+		}
+		if k == len(ranges) {
+			return 0, false
+		}
+		if id >= ranges[k].Lo {
+			kept = append(kept, id)
+		}
+		return ranges[k].Lo, true
+	})
 	switch {
 	case err != nil:
 		return nil, true, err
