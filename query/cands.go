@@ -37,13 +37,15 @@ type segEval struct {
 	un     *roaring.Bitmap
 	terms  int // dictionary terms examined, for stats
 	blocks int // dictionary blocks read for substring atoms
-	// within, when set, are the only lines wanted (a time range's): words'
-	// lists are decoded inside them only, and the plan keeps no others.
+	// within, when set, are the only lines wanted (a time range's, a
+	// plan window's): words' lists are decoded inside them only, and the
+	// plan keeps no others.
 	within []mmapstore.LineRange
-	// looked keeps df's dictionary lookups of an AND's words: byDocFreq
-	// looks each up for its count, then term or termAnd for its list (two
-	// FST walks a word per segment, 7% of a phrase's page).
-	looked  [4]lookedTerm
+	// looked keeps the dictionary lookups of words: byDocFreq looks each
+	// up for its count, then term or termAnd for its list (two FST walks a
+	// word per segment, 7% of a phrase's page), and a segment's later
+	// windows again.
+	looked  [8]lookedTerm
 	nLooked int
 	// lookups is called before a dictionary lookup (the search's first
 	// asks for every segment's term-block index, when cold).
@@ -145,7 +147,8 @@ func (e *segEval) eval(n lang.Node) (cset, error) {
 		return cset{bm: roaring.FastOr(bms...), exact: exact}, nil
 	case *lang.And:
 		acc := cset{all: true, exact: true}
-		for _, kid := range e.byDocFreq(n.Kids) {
+		kids, phrased := phraseWords(n.Kids)
+		for _, kid := range e.byDocFreq(kids) {
 			if t, ok := kid.(*lang.Term); ok && !acc.all {
 				bm, err := e.termAnd([]byte(t.Text), acc.bm)
 				if err != nil {
@@ -166,9 +169,38 @@ func (e *segEval) eval(n lang.Node) (cset, error) {
 				break
 			}
 		}
+		acc.exact = acc.exact && !phrased
 		return acc, nil
 	}
 	panic("query: unknown node")
+}
+
+// phraseWords is an AND's children with each phrase's words among them
+// (true when there was a phrase): the lines holding a phrase are among
+// those holding its words, and the AND's rarest word, of a phrase or not,
+// is then the one the others are intersected against. (error "upstream
+// timed out" decoded error's whole list, then intersected it with the
+// phrase's.)
+func phraseWords(kids []lang.Node) ([]lang.Node, bool) {
+	if !slices.ContainsFunc(kids, func(k lang.Node) bool { _, ok := k.(*lang.Phrase); return ok }) {
+		return kids, false
+	}
+	out := make([]lang.Node, 0, len(kids)+4)
+	for _, k := range kids {
+		p, ok := k.(*lang.Phrase)
+		if !ok {
+			out = append(out, k)
+			continue
+		}
+		for i, t := range p.Terms {
+			if p.LastPrefix && i == len(p.Terms)-1 {
+				out = append(out, &lang.Prefix{Text: t})
+			} else {
+				out = append(out, &lang.Term{Text: t})
+			}
+		}
+	}
+	return out, true
 }
 
 // byDocFreq orders an AND's children so that the rarest word comes first

@@ -10,43 +10,37 @@ type lookedTerm struct {
 	err error
 }
 
-// lookup is seg.Lookup, answered from looked for a word df looked up.
+// lookup is seg.Lookup, done once a word for the evaluation (and for a
+// segment's later windows: the evaluator is kept for them).
 func (e *segEval) lookup(t []byte) (uint64, bool, error) {
-	if l, ok := e.recall(t); ok {
-		return l.ref, l.ok, l.err
-	}
-	e.lookups()
-	return e.seg.Lookup(t)
+	l := e.look(t)
+	return l.ref, l.ok, l.err
 }
 
-// recall finds t's lookup in looked.
-func (e *segEval) recall(t []byte) (lookedTerm, bool) {
+// look is t's lookup: from looked, or made now and kept there.
+func (e *segEval) look(t []byte) lookedTerm {
 	for _, l := range e.looked[:e.nLooked] {
 		if l.t == string(t) {
-			return l, true
+			return l
 		}
 	}
-	return lookedTerm{}, false
+	l := lookedTerm{t: string(t)}
+	e.lookups()
+	l.ref, l.ok, l.err = e.seg.Lookup(t)
+	if e.nLooked < len(e.looked) {
+		e.looked[e.nLooked] = l
+		e.nLooked++
+	}
+	return l
 }
 
 // df is the number of lines holding t (0 when it is not in the dictionary
-// or its lookup fails: term and termAnd then report the error), its
-// lookup kept for them.
+// or its lookup fails: term and termAnd then report the error).
 func (e *segEval) df(t []byte) int {
-	l, known := e.recall(t)
-	if !known {
-		l = lookedTerm{t: string(t)}
-		e.lookups()
-		l.ref, l.ok, l.err = e.seg.Lookup(t)
-		if e.nLooked < len(e.looked) {
-			e.looked[e.nLooked] = l
-			e.nLooked++
-		}
-	}
-	ref, ok, err := l.ref, l.ok, l.err
-	if err != nil || !ok {
+	l := e.look(t)
+	if l.err != nil || !l.ok {
 		return 0
 	}
-	n, _ := e.seg.DocFreq(ref)
+	n, _ := e.seg.DocFreq(l.ref)
 	return n
 }

@@ -96,7 +96,8 @@ type taskBody struct {
 	span    int
 	plan    *segPlan
 	// deferred, for an IDs task without a plan: the plans to ask for the
-	// segment's (segIdx) when the task runs (planSet.deferSpans).
+	// segment's (segIdx) when the task runs (planSet.deferSpans), and for
+	// each later window of its span (planSet.windows).
 	deferred *planSet
 	segIdx   int
 	start    int64 // taskScan: byte range and line number of start
@@ -242,19 +243,26 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 			if limited && (sp.StartLineNo+int64(sp.NumLines) <= only.From || sp.StartLineNo >= only.To) {
 				continue // none of the lines asked for
 			}
-			if k > 0 && plans.deferSpans && plans.plans[sr.seg] == nil {
-				// A file's later spans are planned when their turn comes:
-				// a page may be full before (one huge file spans every
-				// segment).
+			deferred := func() {
 				t := spare.get()
 				*t = task{taskBody: taskBody{kind: taskIDs, file: f, seg: seg, span: sr.span, deferred: plans, segIdx: sr.seg,
 					times: spanTimesIf(timing, seg, sr.span)}}
 				ts = append(ts, t)
+			}
+			if k > 0 && plans.deferSpans && !plans.plans[sr.seg].covers(sp.FirstLine) {
+				// A file's later spans are planned when their turn comes:
+				// a page may be full before (one huge file spans every
+				// segment).
+				deferred()
 				continue
 			}
-			p, err := plans.get(sr.seg)
+			p, err := plans.get(sr.seg, sp.FirstLine, sp.FirstLine+sp.NumLines)
 			if err != nil {
 				return false, err
+			}
+			if !p.coversTo(sp.FirstLine, sp.FirstLine+sp.NumLines) {
+				deferred() // a window: the span's later ones are planned as its task reaches them
+				continue
 			}
 			if p.mode == planNone {
 				continue
@@ -264,7 +272,8 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 					continue
 				}
 				t := spare.get()
-				*t = task{taskBody: taskBody{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, times: spanTimesIf(timing, seg, sr.span)}}
+				*t = task{taskBody: taskBody{kind: taskIDs, file: f, seg: seg, span: sr.span, plan: p, deferred: plans, segIdx: sr.seg,
+					times: spanTimesIf(timing, seg, sr.span)}}
 				ts = append(ts, t)
 				continue
 			}
@@ -533,6 +542,10 @@ func newCountBudget(opt Options) *countBudget {
 	}
 	return nil
 }
+
+// exhausted reports whether the budget would refuse any read now (a nil
+// budget never does).
+func (b *countBudget) exhausted() bool { return b != nil && b.left.Load() <= 0 }
 
 // spent reports whether the budget has run out, which only a task past
 // the page spends: the page is full (a nil budget never runs out).

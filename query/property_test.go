@@ -315,6 +315,20 @@ func checkPaging(t *testing.T, s *Searcher, q *Query, want []gotLine, r *rand.Ra
 	if len(nums) != len(want) {
 		t.Fatalf("%v: %d hits without text, want %d", q.root, len(nums), len(want))
 	}
+	// Pages plan a segment a window of lines at a time: small windows,
+	// many a span, half the time.
+	if r.IntN(2) == 0 {
+		s.window = 1 + uint32(r.IntN(256))
+		defer func() { s.window = 0 }()
+		got, st = search(t, s, q, Options{Limit: limit, CountAll: true, TotalBudget: budget})
+		if err := diffLines(got, want[:min(limit, len(want))]); err != nil {
+			t.Fatalf("%v: limit %d, budget %d, windows of %d: %v", q.root, limit, budget, s.window, err)
+		}
+		if st.Total > int64(len(want)) || st.Total < int64(len(got)) || !st.TotalAtLeast && st.Total != int64(len(want)) ||
+			len(want) > limit && !st.Truncated {
+			t.Fatalf("%v: limit %d, budget %d, windows of %d: total %d (at least %t, more %t), want %d", q.root, limit, budget, s.window, st.Total, st.TotalAtLeast, st.Truncated, len(want))
+		}
+	}
 	var paged []gotLine
 	var after *Cursor
 	const maxPages = 12

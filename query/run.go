@@ -67,18 +67,22 @@ func (s *Searcher) planDeferred(t *task, countOnly bool) bool {
 		t.partial = true
 		return false
 	}
-	p, err := t.deferred.get(t.segIdx)
+	sp := t.seg.Spans()[t.span]
+	lo, hi, ok := t.wanted()
+	if !ok {
+		return false
+	}
+	p, err := t.deferred.reach(t.segIdx, lo, hi)
 	if err != nil {
 		t.err = err
 		return false
 	}
-	sp := t.seg.Spans()[t.span]
 	switch p.mode {
 	case planNone:
 		return false
 	case planIDs:
 		t.plan = p
-		return p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines))
+		return p.cands.IntersectsWithInterval(uint64(lo), uint64(hi))
 	}
 	t.kind, t.start, t.end, t.line0 = taskScan, sp.StartOffset, sp.EndOffset, sp.StartLineNo
 	if p.mode == planRaw { // damaged: lines timed from their text
@@ -161,23 +165,11 @@ func (t *task) restart() {
 // mapped, when not nil, is the file's indexed bytes in memory (live
 // Handle.Mapped): lines are read there instead of with pread.
 func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) error {
-	seg, p := t.seg, t.plan
+	seg := t.seg
 	sp := seg.Spans()[t.span]
-	lo, hi := sp.FirstLine, sp.FirstLine+sp.NumLines
-	if t.after >= sp.StartLineNo {
-		// Lines up to the paging cursor are not wanted at all.
-		skip := t.after - sp.StartLineNo + 1
-		if skip >= int64(sp.NumLines) {
-			return nil
-		}
-		lo += uint32(skip)
-	}
-	if t.until > 0 && t.until < sp.StartLineNo+int64(sp.NumLines)-1 {
-		// Nor the lines after Options.Only's range.
-		if t.until < sp.StartLineNo {
-			return nil
-		}
-		hi = sp.FirstLine + uint32(t.until-sp.StartLineNo) + 1
+	lo, hi, ok := t.wanted()
+	if !ok {
+		return nil
 	}
 	if t.times != nil && t.tr != nil {
 		var err error
@@ -188,59 +180,19 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 			return nil
 		}
 	}
-	n := rangeCard(p.cands, lo, hi)
-	t.candidates = int64(n)
-	var nverify uint64
-	if p.verify != nil {
-		nverify = rangeCard(p.verify, lo, hi)
-	} else {
-		nverify = n
-	}
-	if countOnly && nverify == 0 && t.tr == nil && t.hist == nil {
-		t.count = int64(n) // exact: nothing to read
-		return nil
-	}
-	if countOnly && nverify == 0 && t.tr != nil && t.hist == nil && t.times != nil && sp.TimeSorted {
-		var err error
-		t.count, err = t.times.countSorted(t.tr, p.cands, lo, hi)
-		return err
-	}
-	// The lines located: the candidates to verify, or, for exact hits, a
-	// page's worth (those past it are counted, not located); counting
-	// without verifying locates none.
-	located := n
-	switch {
-	case nverify == 0 && countOnly:
-		located = 0
-	case nverify == 0 && maxRecs > 0:
-		located = min(n, uint64(maxRecs))
-	}
-	if located >= 32 {
-		seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
-	}
 	src, err := s.source(t.file, t.h)
 	if err != nil {
 		return err
 	}
-	it := p.cands.Iterator()
-	it.AdvanceIfNeeded(lo)
 	sc := idScratches.Get().(*idScratch)
 	defer idScratches.Put(sc)
 	var (
-		locs  = sc.locs[:0]
-		rbuf  = sc.rbuf
-		extra int64 // hits counted without records
+		locs       = sc.locs[:0]
+		rbuf       = sc.rbuf
+		extra      int64 // hits counted without records
+		prefetched bool
 	)
 	defer func() { sc.locs, sc.rbuf = locs[:0], rbuf }()
-	if recs := min(int(n), 4096); !countOnly {
-		if maxRecs > 0 {
-			recs = min(recs, maxRecs)
-		}
-		t.hits = getHitRecs(recs)
-		if wantText {
-			t.buf = getTextBuf(recs * 256) // typical log lines fit
-		}
-	}
 	full := func() bool { return countOnly || maxRecs > 0 && len(t.hits) >= maxRecs }
 	// sure counts the exact candidates gathered in the batch, not yet
 	// recorded: once they fill the page, the candidates after them are
@@ -262,165 +214,272 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		}
 		return h, nil
 	}
-	// Once the page is gathered, the span's remaining candidates, when
-	// none needs reading, are counted by rank, not one by one: a common
-	// word's first span held 200,000 of them (1.7 ms for a page of info).
-	// This is looked at once, as the page fills: should a candidate to
-	// verify remain then, the rest go one by one as before.
-	restChecked, restCounted := false, false
-	for it.HasNext() && !restCounted {
-		// Gather a batch of candidates.
-		locs, sure = locs[:0], 0
-		for it.HasNext() && len(locs) < 512 {
-			id := it.PeekNext()
-			if id >= hi {
-				break
+	// keep counts a hit, and records it (with its text, when wanted and
+	// read) while the page is not full.
+	keep := func(l idLoc, text []byte) error {
+		t.count1(l.t, l.timed)
+		if full() {
+			extra++
+			return nil
+		}
+		h, err := record(l)
+		if err != nil {
+			return err
+		}
+		if wantText && text != nil {
+			h.tpos = len(t.buf)
+			t.buf = append(t.buf, text...)
+		}
+		t.hits = append(t.hits, h)
+		return nil
+	}
+	// window runs the candidates of plan p in [lo, hi).
+	window := func(p *segPlan, lo, hi uint32) error {
+		n := rangeCard(p.cands, lo, hi)
+		t.candidates += int64(n)
+		var nverify uint64
+		if p.verify != nil {
+			nverify = rangeCard(p.verify, lo, hi)
+		} else {
+			nverify = n
+		}
+		if countOnly && nverify == 0 && t.tr == nil && t.hist == nil {
+			extra += int64(n) // exact: nothing to read
+			return nil
+		}
+		if countOnly && nverify == 0 && t.tr != nil && t.hist == nil && t.times != nil && sp.TimeSorted {
+			c, err := t.times.countSorted(t.tr, p.cands, lo, hi)
+			extra += c
+			return err
+		}
+		// The lines located: the candidates to verify, or, for exact
+		// hits, a page's worth (those past it are counted, not located);
+		// counting without verifying locates none.
+		located := n
+		switch {
+		case nverify == 0 && countOnly:
+			located = 0
+		case nverify == 0 && maxRecs > 0:
+			located = min(n, uint64(maxRecs))
+		}
+		if located >= 32 && !prefetched {
+			seg.PrefetchLines(t.span) // cold index: one sequential read beats many faults
+			prefetched = true
+		}
+		if recs := min(int(n), 4096); !countOnly && t.hits == nil {
+			if maxRecs > 0 {
+				recs = min(recs, maxRecs)
 			}
-			if !restChecked && t.hist == nil && t.tr == nil && gathered() {
-				restChecked = true
-				if p.verify != nil && rangeCard(p.verify, id, hi) == 0 {
-					extra += int64(rangeCard(p.cands, id, hi))
-					restCounted = true
+			t.hits = getHitRecs(recs)
+			if wantText {
+				t.buf = getTextBuf(recs * 256) // typical log lines fit
+			}
+		}
+		it := p.cands.Iterator()
+		it.AdvanceIfNeeded(lo)
+		// Once the page is gathered, the remaining candidates, when none
+		// needs reading, are counted by rank, not one by one: a common
+		// word's first span held 200,000 of them (1.7 ms for a page of
+		// info). This is looked at once, as the page fills: should a
+		// candidate to verify remain then, the rest go one by one as
+		// before.
+		restChecked, restCounted := false, false
+		for it.HasNext() && !restCounted {
+			// Gather a batch of candidates.
+			locs, sure = locs[:0], 0
+			for it.HasNext() && len(locs) < 512 {
+				id := it.PeekNext()
+				if id >= hi {
 					break
 				}
-			}
-			it.Next()
-			var ts int64
-			var timed bool
-			if t.times != nil && !lateTimes {
-				// The group's range alone decides when its lines are all
-				// out of the range, or all in it and in one histogram
-				// bucket, and no hit needs its own time: 64 lines at a
-				// time without decoding their times.
-				decided := false
-				if t.tr != nil || t.hist != nil {
-					tg, next, ok, err := t.times.groupOf(id)
-					if err != nil {
-						return err
-					}
-					if ok && t.tr != nil && !t.tr.meets(tg.Min, tg.Max) {
-						it.AdvanceIfNeeded(next)
-						continue
-					}
-					if ok && (!t.wantTimes || full()) && (t.tr == nil || t.tr.From <= tg.Min && tg.Max < t.tr.To) && (t.hist == nil || t.hist.sameBucket(tg.Min, tg.Max)) {
-						ts, timed, decided = tg.Min, true, true
+				if !restChecked && t.hist == nil && t.tr == nil && gathered() {
+					restChecked = true
+					if p.verify != nil && rangeCard(p.verify, id, hi) == 0 {
+						extra += int64(rangeCard(p.cands, id, hi))
+						restCounted = true
+						break
 					}
 				}
-				if !decided {
-					var err error
-					if ts, timed, err = t.times.at(id); err != nil {
-						return err
+				it.Next()
+				var ts int64
+				var timed bool
+				if t.times != nil && !lateTimes {
+					// The group's range alone decides when its lines are all
+					// out of the range, or all in it and in one histogram
+					// bucket, and no hit needs its own time: 64 lines at a
+					// time without decoding their times.
+					decided := false
+					if t.tr != nil || t.hist != nil {
+						tg, next, ok, err := t.times.groupOf(id)
+						if err != nil {
+							return err
+						}
+						if ok && t.tr != nil && !t.tr.meets(tg.Min, tg.Max) {
+							it.AdvanceIfNeeded(next)
+							continue
+						}
+						if ok && (!t.wantTimes || full()) && (t.tr == nil || t.tr.From <= tg.Min && tg.Max < t.tr.To) && (t.hist == nil || t.hist.sameBucket(tg.Min, tg.Max)) {
+							ts, timed, decided = tg.Min, true, true
+						}
 					}
-					if !t.tr.keep(ts, timed) {
-						continue
-					}
-				}
-			}
-			verify := p.verify == nil || p.verify.Contains(id)
-			if !verify && gathered() {
-				t.count1(ts, timed)
-				extra++
-				continue
-			}
-			l, err := seg.Locate(id)
-			if err != nil {
-				return err
-			}
-			if !verify {
-				sure++
-			}
-			locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
-		}
-		if len(locs) == 0 {
-			if !it.HasNext() || it.PeekNext() >= hi {
-				break
-			}
-			continue
-		}
-		// Read in runs of neighbours: one pread for lines less than 4 KiB
-		// apart, up to 256 KiB.
-		for i := 0; i < len(locs); {
-			j := i + 1
-			for j < len(locs) && locs[j].off-(locs[j-1].off+locs[j-1].n) < 4<<10 && locs[j].off+locs[j].n-locs[i].off <= 256<<10 {
-				j++
-			}
-			needRead := wantText && !full()
-			for k := i; k < j && !needRead; k++ {
-				needRead = locs[k].verify
-			}
-			if !needRead {
-				for _, l := range locs[i:j] {
-					t.count1(l.t, l.timed)
-					if full() {
-						extra++
-						continue
-					}
-					h, err := record(l)
-					if err != nil {
-						return err
-					}
-					t.hits = append(t.hits, h)
-				}
-				i = j
-				continue
-			}
-			start, end := locs[i].off, locs[j-1].off+locs[j-1].n
-			if full() && !t.budget.spend(end-start+readCost) {
-				t.partial = true // read only to count, and the budget is spent
-				break
-			}
-			var run []byte
-			if end <= int64(len(mapped)) {
-				run = mapped[start:end]
-			} else {
-				rbuf = grow(rbuf, int(end-start))
-				m, err := src.ReadAt(rbuf, start)
-				if m < len(rbuf) {
-					if err != nil && !errors.Is(err, io.EOF) {
-						return err
-					}
-					// Truncated since it was checked: lines past the end are
-					// gone, and no stale buffer bytes may pass for them.
-					rbuf = rbuf[:m]
-					t.shrunk = true
-				}
-				run = rbuf
-			}
-			for _, l := range locs[i:j] {
-				if l.off-start+l.n > int64(len(run)) {
-					break
-				}
-				text := run[l.off-start : l.off-start+l.n-1]
-				if l.verify {
-					t.verified++
-					ls.reset(text)
-					if !q.m.match(ls) {
-						continue
+					if !decided {
+						var err error
+						if ts, timed, err = t.times.at(id); err != nil {
+							return err
+						}
+						if !t.tr.keep(ts, timed) {
+							continue
+						}
 					}
 				}
-				t.count1(l.t, l.timed)
-				if full() {
+				verify := p.verify == nil || p.verify.Contains(id)
+				if !verify && gathered() {
+					t.count1(ts, timed)
 					extra++
 					continue
 				}
-				h, err := record(l)
+				l, err := seg.Locate(id)
 				if err != nil {
 					return err
 				}
-				if wantText {
-					h.tpos = len(t.buf)
-					t.buf = append(t.buf, text...)
+				if !verify {
+					sure++
 				}
-				t.hits = append(t.hits, h)
+				locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
 			}
-			i = j
+			if len(locs) == 0 {
+				if !it.HasNext() || it.PeekNext() >= hi {
+					break
+				}
+				continue
+			}
+			// Read in runs of neighbours: one pread for lines less than 4 KiB
+			// apart, up to 256 KiB.
+			for i := 0; i < len(locs); {
+				j := i + 1
+				for j < len(locs) && locs[j].off-(locs[j-1].off+locs[j-1].n) < 4<<10 && locs[j].off+locs[j].n-locs[i].off <= 256<<10 {
+					j++
+				}
+				needRead := wantText && !full()
+				for k := i; k < j && !needRead; k++ {
+					needRead = locs[k].verify
+				}
+				if !needRead {
+					for _, l := range locs[i:j] {
+						if err := keep(l, nil); err != nil {
+							return err
+						}
+					}
+					i = j
+					continue
+				}
+				start, end := locs[i].off, locs[j-1].off+locs[j-1].n
+				if full() && !t.budget.spend(end-start+readCost) {
+					t.partial = true // read only to count, and the budget is spent
+					break
+				}
+				var run []byte
+				if end <= int64(len(mapped)) {
+					run = mapped[start:end]
+				} else {
+					rbuf = grow(rbuf, int(end-start))
+					m, err := src.ReadAt(rbuf, start)
+					if m < len(rbuf) {
+						if err != nil && !errors.Is(err, io.EOF) {
+							return err
+						}
+						// Truncated since it was checked: lines past the end are
+						// gone, and no stale buffer bytes may pass for them.
+						rbuf = rbuf[:m]
+						t.shrunk = true
+					}
+					run = rbuf
+				}
+				for _, l := range locs[i:j] {
+					if l.off-start+l.n > int64(len(run)) {
+						break
+					}
+					text := run[l.off-start : l.off-start+l.n-1]
+					if l.verify {
+						t.verified++
+						ls.reset(text)
+						if !q.m.match(ls) {
+							continue
+						}
+					}
+					if err := keep(l, text); err != nil {
+						return err
+					}
+				}
+				i = j
+			}
+			if t.partial {
+				break
+			}
 		}
-		if t.partial {
+		return nil
+	}
+	p := t.plan
+	for {
+		whi := hi
+		if p.upto != 0 {
+			whi = min(hi, p.upto)
+		}
+		if err := window(p, max(lo, p.from), whi); err != nil {
+			return err
+		}
+		if t.partial || whi == hi {
 			break
 		}
+		if full() && t.budget.exhausted() {
+			t.partial = true // only counting is left, and nothing to count it with
+			break
+		}
+		// The next window with a candidate.
+		var err error
+		if p, err = t.deferred.reach(t.segIdx, whi, hi); err != nil {
+			return err
+		}
+		switch p.mode {
+		case planNone:
+			hi = whi // (the loop is done)
+		case planIDs:
+			lo = whi
+			continue
+		default: // planRaw: damaged since the first window, the span is read raw
+			if err := seg.Damage(); err != nil {
+				return err
+			}
+			return fmt.Errorf("query: a later window of segment %d planned to be read whole", t.segIdx)
+		}
+		break
 	}
 	t.count = int64(len(t.hits)) + extra
 	return nil
+}
+
+// wanted is the span's lines an IDs task wants, as segment line ids
+// [lo, hi): those after the paging cursor and within Options.Only's range
+// (false: none).
+func (t *task) wanted() (lo, hi uint32, ok bool) {
+	sp := t.seg.Spans()[t.span]
+	lo, hi = sp.FirstLine, sp.FirstLine+sp.NumLines
+	if t.after >= sp.StartLineNo {
+		// Lines up to the paging cursor are not wanted at all.
+		skip := t.after - sp.StartLineNo + 1
+		if skip >= int64(sp.NumLines) {
+			return 0, 0, false
+		}
+		lo += uint32(skip)
+	}
+	if t.until > 0 && t.until < sp.StartLineNo+int64(sp.NumLines)-1 {
+		// Nor the lines after Options.Only's range.
+		if t.until < sp.StartLineNo {
+			return 0, 0, false
+		}
+		hi = sp.FirstLine + uint32(t.until-sp.StartLineNo) + 1
+	}
+	return lo, hi, true
 }
 
 // idLoc is a candidate line of runIDs, located.

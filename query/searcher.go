@@ -74,7 +74,8 @@ type Searcher struct {
 	byID     mmapstore.IDIndex // file id -> index into files
 	logs     *live.Set
 	workers  int
-	noInline bool // tests: always use the worker pipeline
+	noInline bool   // tests: always use the worker pipeline
+	window   uint32 // tests: lines of a segment's first plan window (0: firstWindow)
 	// mapReads: hits are read from mappings of the log files (SetMappedReads).
 	mapReads bool
 	// damagedFiles have lines in segments that could not be opened: they
