@@ -203,6 +203,43 @@ func phraseWords(kids []lang.Node) ([]lang.Node, bool) {
 	return out, true
 }
 
+// rarestDF is how many lines of the segment hold the rarest of the words
+// every match of n holds (false: n requires no word, or one not known
+// without reading lists, such as a substring's).
+func (e *segEval) rarestDF(n lang.Node) (int, bool) {
+	switch n := n.(type) {
+	case *lang.Term:
+		return e.df([]byte(n.Text)), true
+	case *lang.Phrase:
+		kids := make([]lang.Node, 0, len(n.Terms))
+		for i, t := range n.Terms {
+			if !n.LastPrefix || i < len(n.Terms)-1 {
+				kids = append(kids, &lang.Term{Text: t})
+			}
+		}
+		return e.rarestDF(&lang.And{Kids: kids})
+	case *lang.And:
+		best, known := 0, false
+		for _, k := range n.Kids {
+			if df, ok := e.rarestDF(k); ok && (!known || df < best) {
+				best, known = df, true
+			}
+		}
+		return best, known
+	case *lang.Or:
+		sum := 0
+		for _, k := range n.Kids {
+			df, ok := e.rarestDF(k)
+			if !ok {
+				return 0, false
+			}
+			sum += df
+		}
+		return sum, len(n.Kids) > 0
+	}
+	return 0, false
+}
+
 // byDocFreq orders an AND's children so that the rarest word comes first
 // and the other words are intersected against it; other atoms keep their
 // order, after it.

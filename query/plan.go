@@ -74,8 +74,13 @@ type planSet struct {
 	windows bool
 }
 
-// firstWindow is how many lines a segment's first window plans.
-const firstWindow = 1 << 16
+// firstWindow is how many lines a segment's first window plans;
+// windowCands how many candidates a later one is sized for (a page and
+// its count budget read about a thousand lines).
+const (
+	firstWindow = 1 << 16
+	windowCands = 1 << 10
+)
 
 // indexCounts reports whether the index counts n's matches without
 // reading lines (its plans are exact, but for unindexed lines).
@@ -115,22 +120,43 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 	if last.covers(lo) {
 		return last, nil
 	}
+	if ps.evals == nil {
+		ps.evals = make([]*segEval, len(ps.plans))
+	}
+	if ps.evals[i] == nil {
+		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups)
+	}
+	e := ps.evals[i]
 	var win *mmapstore.LineRange
 	if n := ps.s.segs[i].NumLines(); ps.windows && lo < n {
-		first := uint32(firstWindow)
+		first := uint64(firstWindow)
 		if ps.s.window > 0 {
-			first = ps.s.window
+			first = uint64(ps.s.window)
+		} else if df, ok := e.rarestDF(ps.q.root); ok {
+			// About windowCands lines of the query's rarest word, were
+			// they spread evenly: a rare phrase's segment is planned
+			// whole at once, as without windows (each window costs its
+			// lookups and bitmaps: 20% of a page that passed 18).
+			first = max(first, uint64(n)*windowCands/uint64(df+1))
 		}
 		size := first
 		if last != nil && last.upto == lo {
-			size = max(size, 2*(last.upto-last.from))
+			// The next window holds about windowCands candidates if the
+			// last one's density holds, and is at least twice as long: a
+			// rare phrase's (a few candidates a window) is planned to
+			// the span's end at once.
+			var c uint64
+			if last.mode == planIDs {
+				c = last.cands.GetCardinality()
+			}
+			size = uint64(last.upto-last.from) * max(2, windowCands/(c+1))
 		}
-		end := uint64(lo) + uint64(size)
+		end := uint64(lo) + size
 		if end > uint64(hi) {
 			// Not far past the span: the next file's lines may be read
 			// first where the segment is not in path order, and its first
 			// page needs few windows of its own.
-			end = max(uint64(hi), uint64(lo)+uint64(first))
+			end = max(uint64(hi), uint64(lo)+first)
 		}
 		if end = min(end, uint64(n)); lo > 0 || end < uint64(n) {
 			win = &mmapstore.LineRange{Lo: lo, Hi: uint32(end)}
@@ -139,13 +165,7 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 	// A window's plan may read the segment whole (too many candidates to
 	// read one by one) only as the segment's first: a task reaching a
 	// later window goes on reading candidates.
-	if ps.evals == nil {
-		ps.evals = make([]*segEval, len(ps.plans))
-	}
-	if ps.evals[i] == nil {
-		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups)
-	}
-	p, terms, blocks, err := ps.s.planSegment(ps.evals[i], ps.tr, i, win, last == nil)
+	p, terms, blocks, err := ps.s.planSegment(e, ps.tr, i, win, last == nil)
 	if errors.Is(err, mmapstore.ErrCorrupt) {
 		p, err = &segPlan{mode: planRaw}, nil
 	}
