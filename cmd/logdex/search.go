@@ -120,6 +120,26 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseSearchFlags parses search's arguments. A bad flag or value is said
+// in one line and a pointer to -h, as grep says it ("logdex: invalid value
+// "x" for flag -A: x: invalid context length argument"), not above the
+// whole usage; -h prints the usage.
+func (e *env) parseSearchFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	pos, err := interspersed(fs, args)
+	fs.Usage = usage
+	fs.SetOutput(e.stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+	case err != nil:
+		fmt.Fprintf(e.stderr, "logdex: %v\nUsage: logdex search [flags] QUERY [PATH...]\nTry 'logdex search -h' for more information.\n", err)
+	}
+	return pos, err
+}
+
 // mode is the pattern syntax the flags ask for; ok is false when they
 // conflict (grep refuses -F with -E, -E with -G, ...).
 func (sf *searchFlags) mode() (m lang.Mode, ok bool) {
@@ -148,7 +168,7 @@ func (e *env) search(args []string) int {
 	var sf searchFlags
 	fs := sf.flagSet(e.stderr)
 	e.addTZ(fs)
-	pos, err := interspersed(fs, args)
+	pos, err := e.parseSearchFlags(fs, args)
 	if err != nil {
 		return 2
 	}

@@ -505,3 +505,28 @@ func TestSearchOnlyInvertedContext(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFlagErrors: a bad flag or value is one line and a pointer to
+// -h, as grep says it, not the whole usage; -h prints the usage.
+func TestSearchFlagErrors(t *testing.T) {
+	dir, _ := fixtureCopy(t)
+	const hint = "Usage: logdex search [flags] QUERY [PATH...]\nTry 'logdex search -h' for more information.\n"
+	for _, tc := range []struct {
+		args       []string
+		wantStderr string
+	}{
+		{[]string{"-A", "x"}, "logdex: invalid value \"x\" for flag -A: x: invalid context length argument\n" + hint},
+		{[]string{"-m", "x"}, "logdex: invalid value \"x\" for flag -m: invalid max count\n" + hint},
+		{[]string{"--bogus"}, "logdex: flag provided but not defined: -bogus\n" + hint},
+	} {
+		args := append(append([]string{"search"}, tc.args...), "ERROR", "logs")
+		out, errOut, code := logdex(t, dir, args...)
+		if code != 2 || out != "" || errOut != tc.wantStderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.args, code, out, errOut, tc.wantStderr)
+		}
+	}
+	_, errOut, _ := logdex(t, dir, "search", "-h")
+	if !strings.HasPrefix(errOut, searchUsage) || !strings.Contains(errOut, "-A ") {
+		t.Errorf("search -h: %q, want the usage and the flags", errOut)
+	}
+}
