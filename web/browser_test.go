@@ -253,6 +253,31 @@ func TestBrowser(t *testing.T) {
 		tb.wait("forward", `document.querySelector('#q').value === 'error' && document.querySelector('#viewer').hidden`)
 	})
 
+	t.Run("a link in the API's other syntaxes searches in them", func(t *testing.T) {
+		tb := newTab(t, browser, base, desktop, false)
+		for _, c := range []struct{ q, mode string }{
+			{`time\(out\|d\)`, "bre"}, // grep -G's group and alternation
+			{`time(?:out|d)\b`, "re2"},
+		} {
+			want := apiSearchAll(t, base, url.Values{"q": {c.q}, "mode": {c.mode}, "case": {"sensitive"}})
+			if want.Total == 0 {
+				t.Fatalf("%s: no hits in the fixtures", c.q)
+			}
+			tb.open("/?" + url.Values{"q": {c.q}, "mode": {c.mode}, "case": {"sensitive"}}.Encode())
+			tb.waitResults(c.q, want.Total)
+			checkRows(t, tb, want.Hits)
+			var got struct{ Mode, Shown string }
+			tb.eval(`({ mode: document.querySelector('input[name=mode]:checked').value,
+				shown: [...document.querySelectorAll('.seg input[name=mode]')].filter((r) => !r.parentElement.hidden).map((r) => r.value).join(' ') })`, &got)
+			if got.Mode != c.mode || got.Shown != "query literal regex "+c.mode {
+				t.Errorf("%s: mode %q checked, buttons %q; want %q checked beside the others", c.mode, got.Mode, got.Shown, c.mode)
+			}
+		}
+		// Another mode chosen, the link's button goes.
+		tb.click(`.seg input[value=query] + span`)
+		tb.wait("link mode hidden", `[...document.querySelectorAll('[data-link-mode]')].every((l) => l.hidden) && new URL(location.href).searchParams.get('mode') === 'query'`)
+	})
+
 	t.Run("bad queries show the error at its position", func(t *testing.T) {
 		tb := newTab(t, browser, base, desktop, false)
 		tb.allow("status of 400")

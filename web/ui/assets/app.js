@@ -20,7 +20,10 @@ import { Catalog, groupLogs, exactLog } from './catalog.js';
 import { LiveView, liveConfig } from './live.js';
 import { tailConfig } from './tail.js';
 
-const MODES = ['query', 'literal', 'regex'];
+// bre and re2, the API's other pattern syntaxes, have no button of their
+// own: a link that asks for one shows it, beside the others, while it is
+// the search's.
+const MODES = ['query', 'literal', 'regex', 'bre', 're2'];
 const defaultCase = (mode) => (mode === 'query' ? 'insensitive' : 'sensitive');
 
 const form = $('#search-form');
@@ -155,8 +158,14 @@ function fillLogs(files) {
 function syncForm() {
   input.value = state.q;
   for (const r of form.elements.mode) r.checked = r.value === state.mode;
+  showLinkModes();
   caseBox.checked = state.case === 'sensitive';
   updatePlaceholder();
+}
+
+// showLinkModes shows a link-only mode's button while it is chosen.
+function showLinkModes() {
+  for (const l of form.querySelectorAll('[data-link-mode]')) l.hidden = !l.querySelector('input').checked;
 }
 
 function formState() {
@@ -182,6 +191,8 @@ const PLACEHOLDERS = {
   query: ['Search logs — error, "connection reset", timeout OR refused, /blk_[0-9]+/', 'Search logs'],
   literal: ['Exact text, like grep -F — e.g. rhost=10.0.', 'Exact text (grep -F)'],
   regex: ['Regular expression, as grep -E reads it — e.g. blk_-?[0-9]+', 'Regex (grep -E)'],
+  bre: ['Regular expression, as grep -G reads it — e.g. blk_[0-9]\\{6,\\}', 'Regex (grep -G)'],
+  re2: ["Regular expression, in Go's RE2 syntax — e.g. blk_\\d+", 'Regex (RE2)'],
 };
 const narrow = matchMedia('(max-width: 640px)');
 function updatePlaceholder() {
@@ -197,7 +208,10 @@ form.addEventListener('submit', (ev) => {
   go(formState());
 });
 form.addEventListener('change', (ev) => {
-  if (ev.target.name === 'mode') updatePlaceholder();
+  if (ev.target.name === 'mode') {
+    updatePlaceholder();
+    showLinkModes();
+  }
   // Changing mode or case re-runs a search that is on screen.
   if ((ev.target.name === 'mode' || ev.target === caseBox) && input.value) go(formState());
 });
