@@ -121,6 +121,16 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("URL %s", got.URL)
 		}
 
+		// A link past the file's end (truncated since) shows its end and
+		// says so.
+		fileLines := strings.SplitAfter(string(readLog(t, logs, h.Path)), "\n")
+		nLines := len(fileLines) - 1
+		tb.open(fmt.Sprintf("/?q=error&file=%d&line=99999", h.FileID))
+		wantMeta := fmt.Sprintf("Line %s is past the end: %s lines", fmtInt(99999), fmtInt(nLines))
+		tb.wait("past the end", fmt.Sprintf(`document.querySelector('.viewer-meta').textContent.startsWith(%s) && document.querySelector('.vline:last-child')?.dataset.line === '%d'`, jsString(wantMeta), nLines))
+		tb.open(fmt.Sprintf("/?q=error&file=%d&line=%d", h.FileID, h.Line))
+		tb.wait("viewer at the hit again", fmt.Sprintf(`document.querySelector('.viewer-meta').textContent.startsWith(%s)`, jsString(fmt.Sprintf("Line %s of %s", fmtInt(int(h.Line)), fmtInt(nLines)))))
+
 		// Download fetches exactly the lines shown, as one byte range.
 		tb.eval(`(() => { const orig = URL.createObjectURL; window.blobs = [];
 			URL.createObjectURL = (b) => { window.blobs.push(b); return orig.call(URL, b); }; })()`, nil)
@@ -131,7 +141,6 @@ func TestBrowser(t *testing.T) {
 			First, Last int
 		}
 		tb.eval(`(async () => ({ text: await window.blobs[0].text(), first: logdex.viewer.first, last: logdex.viewer.last }))()`, &dl)
-		fileLines := strings.SplitAfter(string(readLog(t, logs, h.Path)), "\n")
 		if wantDL := strings.Join(fileLines[dl.First-1:dl.Last], ""); dl.Text != wantDL || dl.First < 1 {
 			t.Errorf("downloaded lines %d-%d: %d bytes, want %d", dl.First, dl.Last, len(dl.Text), len(wantDL))
 		}

@@ -126,7 +126,11 @@ export class Viewer {
     const [dir, base] = splitPath(this.path || '');
     clear(this.pathEl).append(h('span', { class: 'dir', text: dir }), h('span', { class: 'base', text: base || 'Loading…' }));
     this.pathEl.title = this.path;
-    clear(this.metaEl).append(`Line ${fmtInt(this.target)}`, this.total !== null ? ` of ${fmtInt(this.total)}` : '');
+    // A link to a line the file no longer has (truncated, rotated) shows
+    // the file's end, and says so.
+    const past = this.total !== null && this.target > this.total;
+    clear(this.metaEl).append(past ? `Line ${fmtInt(this.target)} is past the end: ${fmtInt(this.total)} lines`
+      : `Line ${fmtInt(this.target)}${this.total !== null ? ` of ${fmtInt(this.total)}` : ''}`);
     if (this.lines.length) {
       this.metaEl.append(h('span', { class: 'sep', 'aria-hidden': 'true', text: '·' }),
         `showing ${fmtInt(this.first)}–${fmtInt(this.last)}`);
