@@ -203,9 +203,10 @@ func phraseWords(kids []lang.Node) ([]lang.Node, bool) {
 	return out, true
 }
 
-// rarestDF is how many lines of the segment hold the rarest of the words
-// every match of n holds (false: n requires no word, or one not known
-// without reading lists, such as a substring's).
+// rarestDF is how many lines of the segment may hold a match of n, judged
+// by words alone: the rarest word of an AND (or phrase), the sum of an
+// OR's (false: n requires no word, or one not known without reading lists,
+// such as a substring's).
 func (e *segEval) rarestDF(n lang.Node) (int, bool) {
 	switch n := n.(type) {
 	case *lang.Term:

@@ -55,6 +55,7 @@ type planSet struct {
 	tr            *TimeRange
 	lookups       func()
 	evals         []*segEval // each segment's, kept for its later windows
+	firsts        []uint64   // each segment's first window size, once judged
 	terms, blocks int
 	// deferSpans: tasks run in the producer (inline), so a file's later
 	// spans may wait for their plans until they run (task.deferred).
@@ -65,12 +66,13 @@ type planSet struct {
 	// exact but for lines too long to index.
 	cuts bool
 	// windows: a segment is planned a window of lines at a time, from
-	// where the search reaches it, each window twice the last: a phrase's
+	// where the search reaches it (planSet.window sizes them): a phrase's
 	// first page read a few thousand lines of one file, yet intersected
 	// its two common words' lists over every segment the search passed
 	// (46% of the page's CPU). Only for lazy plans of a search whose
-	// tasks run in the producer (a later window is made as a task reaches
-	// it) and whose count is cut (else every line is counted anyway).
+	// count is cut (else every line is counted anyway) and whose tasks run
+	// in the producer (a later window is made as a task reaches it; Search
+	// turns windows off with deferSpans).
 	windows bool
 }
 
@@ -106,7 +108,7 @@ func indexCounts(n lang.Node) bool {
 // countAll false: the hits past the page are not counted at all.
 func (s *Searcher) lazyPlans(q *Query, tr *TimeRange, countAll bool) *planSet {
 	ps := &planSet{plans: make([]*segPlan, len(s.segs)), s: s, q: q, tr: tr, cuts: !countAll || !indexCounts(q.root)}
-	ps.windows = ps.cuts && !s.noInline
+	ps.windows = ps.cuts && !s.noInline // (noInline: its tasks run on workers)
 	var once sync.Once
 	ps.lookups = func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
 	return ps
@@ -127,44 +129,13 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups)
 	}
 	e := ps.evals[i]
-	var win *mmapstore.LineRange
-	if n := ps.s.segs[i].NumLines(); ps.windows && lo < n {
-		first := uint64(firstWindow)
-		if ps.s.window > 0 {
-			first = uint64(ps.s.window)
-		} else if df, ok := e.rarestDF(ps.q.root); ok {
-			// About windowCands lines of the query's rarest word, were
-			// they spread evenly: a rare phrase's segment is planned
-			// whole at once, as without windows (each window costs its
-			// lookups and bitmaps: 20% of a page that passed 18).
-			first = max(first, uint64(n)*windowCands/uint64(df+1))
-		}
-		size := first
-		if last != nil && last.upto == lo {
-			// The next window holds about windowCands candidates if the
-			// last one's density holds, and is at least twice as long: a
-			// rare phrase's (a few candidates a window) is planned to
-			// the span's end at once.
-			var c uint64
-			if last.mode == planIDs {
-				c = last.cands.GetCardinality()
-			}
-			size = uint64(last.upto-last.from) * max(2, windowCands/(c+1))
-		}
-		end := uint64(lo) + size
-		if end > uint64(hi) {
-			// Not far past the span: the next file's lines may be read
-			// first where the segment is not in path order, and its first
-			// page needs few windows of its own.
-			end = max(uint64(hi), uint64(lo)+first)
-		}
-		if end = min(end, uint64(n)); lo > 0 || end < uint64(n) {
-			win = &mmapstore.LineRange{Lo: lo, Hi: uint32(end)}
-		}
+	win, err := ps.window(e, i, lo, hi, last)
+	if err != nil {
+		win = nil // (a fault: the segment is quarantined, and planned raw below)
 	}
-	// A window's plan may read the segment whole (too many candidates to
-	// read one by one) only as the segment's first: a task reaching a
-	// later window goes on reading candidates.
+	// Only the segment's first plan may read it whole (a query with no
+	// word or literal to narrow by): a task reaching a later window goes
+	// on reading candidates.
 	p, terms, blocks, err := ps.s.planSegment(e, ps.tr, i, win, last == nil)
 	if errors.Is(err, mmapstore.ErrCorrupt) {
 		p, err = &segPlan{mode: planRaw}, nil
@@ -184,9 +155,67 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 	return p, nil
 }
 
+// window is the lines of segment i to plan for its line lo, in a span
+// ending at hi (last: the segment's last plan): nil for the whole segment
+// (no windows; a segment not much longer than a window; a damaged one).
+func (ps *planSet) window(e *segEval, i int, lo, hi uint32, last *segPlan) (_ *mmapstore.LineRange, err error) {
+	seg := ps.s.segs[i]
+	n := seg.NumLines()
+	if !ps.windows || lo >= n || seg.Damage() != nil {
+		return nil, nil
+	}
+	// Sizing looks words up in the mapped segment (rarestDF): a mapping
+	// truncated behind our back faults here as in planSegment.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer recoverFault(seg, &err)
+	if ps.firsts == nil {
+		ps.firsts = make([]uint64, len(ps.plans))
+	}
+	first := ps.firsts[i]
+	if first == 0 {
+		first = firstWindow
+		if ps.s.window > 0 {
+			first = uint64(ps.s.window)
+		} else if df, ok := e.rarestDF(ps.q.root); ok {
+			// About windowCands lines of the query's rarest word, were
+			// they spread evenly: a rare phrase's segment is planned
+			// whole at once, as without windows (each window costs its
+			// lookups and bitmaps: 20% of a page that passed 18).
+			first = max(first, uint64(n)*windowCands/uint64(df+1))
+		}
+		ps.firsts[i] = first
+	}
+	if last == nil && uint64(n) <= 2*first {
+		return nil, nil // planned whole: about as cheap as a window of it, and planned once
+	}
+	size := first
+	if last != nil && last.upto == lo {
+		// The next window holds about windowCands candidates if the last
+		// one's density holds, and is at least twice as long: a rare
+		// phrase's (a few candidates a window) is planned to the span's
+		// end at once.
+		var c uint64
+		if last.mode == planIDs {
+			c = last.cands.GetCardinality()
+		}
+		size = uint64(last.upto-last.from) * max(2, windowCands/(c+1))
+	}
+	end := uint64(lo) + size
+	if end > uint64(hi) {
+		// Not far past the span: the next file's lines may be read first
+		// where the segment is not in path order, and its first page
+		// needs few windows of its own.
+		end = max(uint64(hi), uint64(lo)+first)
+	}
+	if end = min(end, uint64(n)); lo == 0 && end == uint64(n) {
+		return nil, nil
+	}
+	return &mmapstore.LineRange{Lo: lo, Hi: uint32(end)}, nil
+}
+
 // reach is segment i's plan of its lines from lo below hi (a span's): the
 // whole segment's, or, by windows, the first window at or past lo with a
-// candidate below hi (planNone when none has).
+// candidate below hi (when none has, a planNone standing for [lo, hi)).
 func (ps *planSet) reach(i int, lo, hi uint32) (*segPlan, error) {
 	for {
 		p, err := ps.get(i, lo, hi)
@@ -212,9 +241,7 @@ func (ps *planSet) scans(opt *Options) bool {
 		sr := f.spans[0]
 		sp := ps.s.segs[sr.seg].Spans()[sr.span]
 		p, err := ps.get(sr.seg, sp.FirstLine, sp.FirstLine+sp.NumLines)
-		scans := err != nil || p.mode == planScan || p.mode == planRaw
-		ps.windows = ps.windows && !scans // (workers cannot make windows)
-		return scans
+		return err != nil || p.mode == planScan || p.mode == planRaw
 	}
 	return false
 }

@@ -543,10 +543,6 @@ func newCountBudget(opt Options) *countBudget {
 	return nil
 }
 
-// exhausted reports whether the budget would refuse any read now (a nil
-// budget never does).
-func (b *countBudget) exhausted() bool { return b != nil && b.left.Load() <= 0 }
-
 // spent reports whether the budget has run out, which only a task past
 // the page spends: the page is full (a nil budget never runs out).
 func (b *countBudget) spent() bool { return b != nil && b.refused.Load() }

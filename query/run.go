@@ -233,8 +233,8 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		t.hits = append(t.hits, h)
 		return nil
 	}
-	// window runs the candidates of plan p in [lo, hi).
-	window := func(p *segPlan, lo, hi uint32) error {
+	// runWindow runs the candidates of plan p in [lo, hi).
+	runWindow := func(p *segPlan, lo, hi uint32) error {
 		n := rangeCard(p.cands, lo, hi)
 		t.candidates += int64(n)
 		var nverify uint64
@@ -425,34 +425,29 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		if p.upto != 0 {
 			whi = min(hi, p.upto)
 		}
-		if err := window(p, max(lo, p.from), whi); err != nil {
+		if err := runWindow(p, max(lo, p.from), whi); err != nil {
 			return err
 		}
 		if t.partial || whi == hi {
 			break
 		}
-		if full() && t.budget.exhausted() {
-			t.partial = true // only counting is left, and nothing to count it with
-			break
-		}
-		// The next window with a candidate.
+		// The next window with a candidate: none, and the count is exact.
 		var err error
 		if p, err = t.deferred.reach(t.segIdx, whi, hi); err != nil {
 			return err
 		}
-		switch p.mode {
-		case planNone:
-			hi = whi // (the loop is done)
-		case planIDs:
-			lo = whi
-			continue
-		default: // planRaw: damaged since the first window, the span is read raw
+		if p.mode == planNone {
+			break
+		}
+		if p.mode != planIDs {
+			// planRaw: damaged since the last window; run reads the span
+			// raw instead.
 			if err := seg.Damage(); err != nil {
 				return err
 			}
-			return fmt.Errorf("query: a later window of segment %d planned to be read whole", t.segIdx)
+			return fmt.Errorf("query: segment %d: a later window planned as mode %d", t.segIdx, p.mode)
 		}
-		break
+		lo = whi
 	}
 	t.count = int64(len(t.hits)) + extra
 	return nil

@@ -317,6 +317,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	if plans.s != nil { // lazy: no plan to judge by yet
 		inline = !plans.scans(&opt)
 		plans.deferSpans = inline && !s.noInline
+		plans.windows = plans.windows && plans.deferSpans // (workers cannot make windows)
 	} else {
 		inline = fewCandidates(plans.plans, exactRead(opt)) || fn == nil && countsByRank(plans.plans, opt)
 	}
