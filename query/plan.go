@@ -329,11 +329,10 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	return &planSet{plans: plans}, ctx.Err()
 }
 
-// win, when not nil, is the only lines to plan (a window); scanOK allows
-// a plan that reads the segment whole.
-//
-// e is the segment's evaluator (newSegEval), kept across a segment's
-// windows: its dictionary lookups are made once.
+// planSegment plans segment i's lines in the time range tr with e, the
+// segment's evaluator (newSegEval; kept across a segment's windows, its
+// dictionary lookups are made once). win, when not nil, is the only lines
+// to plan (a window); scanOK allows a plan that reads the segment whole.
 func (s *Searcher) planSegment(e *segEval, tr *TimeRange, i int, win *mmapstore.LineRange, scanOK bool) (_ *segPlan, _, _ int, err error) {
 	seg := s.segs[i]
 	if seg.Damage() != nil {
