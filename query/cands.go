@@ -102,14 +102,7 @@ func (e *segEval) eval(n lang.Node) (cset, error) {
 		}
 		return cset{bm: bm, exact: true}, err
 	case *lang.Phrase:
-		kids := make([]lang.Node, len(n.Terms))
-		for i, t := range n.Terms {
-			kids[i] = &lang.Term{Text: t}
-			if n.LastPrefix && i == len(n.Terms)-1 {
-				kids[i] = &lang.Prefix{Text: t}
-			}
-		}
-		c, err := e.eval(&lang.And{Kids: kids})
+		c, err := e.eval(&lang.And{Kids: phraseKids(nil, n)})
 		c.exact = false // adjacency is checked on the line
 		return c, err
 	case *lang.Literal:
@@ -192,15 +185,22 @@ func phraseWords(kids []lang.Node) ([]lang.Node, bool) {
 			out = append(out, k)
 			continue
 		}
-		for i, t := range p.Terms {
-			if p.LastPrefix && i == len(p.Terms)-1 {
-				out = append(out, &lang.Prefix{Text: t})
-			} else {
-				out = append(out, &lang.Term{Text: t})
-			}
-		}
+		out = phraseKids(out, p)
 	}
 	return out, true
+}
+
+// phraseKids appends a phrase's words to dst as an AND's children (its
+// last a prefix when the phrase's is).
+func phraseKids(dst []lang.Node, p *lang.Phrase) []lang.Node {
+	for i, t := range p.Terms {
+		if p.LastPrefix && i == len(p.Terms)-1 {
+			dst = append(dst, &lang.Prefix{Text: t})
+		} else {
+			dst = append(dst, &lang.Term{Text: t})
+		}
+	}
+	return dst
 }
 
 // rarestDF is how many lines of the segment may hold a match of n, judged
@@ -211,14 +211,8 @@ func (e *segEval) rarestDF(n lang.Node) (int, bool) {
 	switch n := n.(type) {
 	case *lang.Term:
 		return e.df([]byte(n.Text)), true
-	case *lang.Phrase:
-		kids := make([]lang.Node, 0, len(n.Terms))
-		for i, t := range n.Terms {
-			if !n.LastPrefix || i < len(n.Terms)-1 {
-				kids = append(kids, &lang.Term{Text: t})
-			}
-		}
-		return e.rarestDF(&lang.And{Kids: kids})
+	case *lang.Phrase: // (a prefix is not judged: the AND passes over it)
+		return e.rarestDF(&lang.And{Kids: phraseKids(nil, n)})
 	case *lang.And:
 		best, known := 0, false
 		for _, k := range n.Kids {
