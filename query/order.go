@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/logdex/logdex/query/live"
@@ -103,10 +104,299 @@ func (o Order) afterCursor(h *timedHit, c *Cursor) bool {
 	return o.before(at, h)
 }
 
-// pageHeap keeps the hits that come first in an order, worst on top.
+// pageHeap keeps the hits after a cursor that come first in an order
+// (limit of them; 0: all), worst on top, counting them all.
 type pageHeap struct {
-	o  Order
-	hs []timedHit
+	o     Order
+	limit int
+	after *Cursor
+	hs    []timedHit
+	found int64 // hits after the cursor offered
+}
+
+// offer counts a hit after the cursor and keeps it if it makes the page
+// (with countOnly, only counts it).
+func (p *pageHeap) offer(th timedHit, countOnly bool) {
+	if !p.o.afterCursor(&th, p.after) {
+		return
+	}
+	p.found++
+	switch {
+	case countOnly:
+	case p.limit <= 0 || p.Len() < p.limit:
+		heap.Push(p, th)
+	case p.o.before(&th, &p.hs[0]):
+		p.hs[0] = th
+		heap.Fix(p, 0)
+	}
+}
+
+// full reports whether the page holds all it can.
+func (p *pageHeap) full() bool { return p.limit > 0 && p.Len() >= p.limit }
+
+// collect offers p every hit of q in the time range tr, found in path
+// order.
+func (s *Searcher) collect(ctx context.Context, q *Query, opt Options, tr *TimeRange, p *pageHeap, countOnly bool) (*Stats, error) {
+	inner := opt
+	inner.Order, inner.Limit, inner.After, inner.Text, inner.Times, inner.PerFile, inner.Time = OrderPath, 0, nil, false, true, nil, tr
+	return s.Search(ctx, q, inner, func(h *Hit) error {
+		p.offer(timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}, countOnly)
+		return nil
+	})
+}
+
+// slabShare is the part of the index's time range a page's first slab
+// covers: a common word (INFO: 2.9M lines over two days) fills a page of
+// 100 from its first, a rare one (300 lines) after three or four slabs,
+// each up to slabGrowth times the last.
+const (
+	slabShare  = 1024
+	slabGrowth = 16
+	// A slab's search stops once it has found slabCap times the page's
+	// hits (at least slabCapMin): it is narrowed and searched again
+	// (narrowSlab). Hits of one log only (GET in the gateway's) reach the
+	// page 2.5 hours past the other logs' last lines, where a slab grown
+	// by 16 took 18 hours of them: 113,000 hits timed to keep 100.
+	slabCap    = 4
+	slabCapMin = 256
+)
+
+// untimedOnly selects the lines without a time only.
+var untimedOnly = TimeRange{From: math.MaxInt64, To: math.MaxInt64}
+
+// collectBySlabs fills the page p, in a time order with a limit, from the
+// page's end of the timeline: a slab of time at a time (each one search in
+// path order within a time range), each slab wider than the last by what
+// the hits so far suggest, until the page is full; then every hit left is
+// in a slab not searched yet, and comes after the page. Lines without a
+// time come after all timed ones, in either order. A page of a common word
+// so reads its first slab's hits instead of every hit (INFO newest over
+// 1 GiB: all 2.9M lines timed to keep 100). The hits past the last slab
+// are only counted, as a path-order page counts them (within
+// Options.TotalBudget).
+func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p *pageHeap) (*Stats, error) {
+	newest := opt.Order == OrderNewest
+	// [lo, hi): the times still to search.
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	untimed := true
+	if opt.Time != nil {
+		lo, hi, untimed = opt.Time.From, opt.Time.To, !opt.Time.ExcludeUntimed
+	}
+	if c := opt.After; c != nil {
+		switch {
+		case !c.Timed: // past every timed line
+			lo, hi = 0, 0
+		case newest:
+			hi = min(hi, satAdd(c.Time, 1)) // (ties with the cursor are after it or not by path and line)
+		default:
+			lo = max(lo, c.Time)
+		}
+	}
+	first, last, timed := s.timeExtent()
+	share, capMin := int64(slabShare), slabCapMin
+	if s.slabShare > 0 {
+		share, capMin = int64(s.slabShare), s.slabCapMin
+	}
+	width := max(satSub(last, first)/share, 1)
+	cap := max(slabCap*opt.Limit, capMin)
+	st := &Stats{Segments: len(s.segs)}
+	// dense: a slab found to hold more hits than the cap, narrowed
+	// (narrowSlab); what is left of it is searched next, narrowed again.
+	var dense *TimeRange
+	for lo < hi && !p.full() {
+		slab := TimeRange{From: lo, To: hi, ExcludeUntimed: true}
+		switch {
+		case dense != nil && max(dense.From, lo) < min(dense.To, hi):
+			slab.From, slab.To = max(dense.From, lo), min(dense.To, hi)
+		case !timed: // one slab: nothing to size them by
+		case newest:
+			if from := satSub(min(hi, satAdd(last, 1)), width); from > max(lo, first) {
+				slab.From = from
+			}
+		default:
+			if to := satAdd(max(lo, first), width); to < min(hi, satAdd(last, 1)) {
+				slab.To = to
+			}
+		}
+		dense = nil
+		var got []timedHit
+		for capped := true; ; {
+			var aborted bool
+			var err error
+			got, aborted, err = s.slabHits(ctx, q, opt, &slab, p.after, cap, capped, st)
+			if err != nil {
+				return st, err
+			}
+			opt.Synced = true // (one timeline: files are looked at once)
+			if !aborted {
+				break
+			}
+			// Too many hits to keep them all: a part of the slab at the
+			// page's end of it will do (see narrowSlab).
+			narrowed := narrowSlab(slab, got, opt.Order, opt.Limit, max(lo, first), min(hi, satAdd(last, 1)))
+			if capped = narrowed != slab; capped {
+				dense = &TimeRange{From: slab.From, To: slab.To}
+			}
+			slab = narrowed
+		}
+		for _, th := range got {
+			p.offer(th, false)
+		}
+		if newest {
+			hi = slab.From
+		} else {
+			lo = slab.To
+		}
+		grow := int64(slabGrowth)
+		if p.found > 0 {
+			grow = min(max(int64(opt.Limit)*3/2/p.found, 2), slabGrowth)
+		}
+		width = satMul(max(satSub(slab.To, slab.From), 1), grow)
+	}
+	rest := TimeRange{From: lo, To: hi, ExcludeUntimed: !untimed}
+	if lo >= hi {
+		if !untimed {
+			return st, nil
+		}
+		rest = untimedOnly
+	}
+	if !p.full() {
+		// Every timed hit is on the page: the untimed ones follow.
+		sst, err := s.collect(ctx, q, opt, &rest, p, false)
+		st.add(sst)
+		return st, err
+	}
+	// Past the page: counted only, as a path-order page counts.
+	cnt := opt
+	cnt.Order, cnt.Limit, cnt.After, cnt.Text, cnt.Times, cnt.Time, cnt.Synced = OrderPath, 1, nil, false, false, &rest, true
+	sst, err := s.Search(ctx, q, cnt, func(*Hit) error { return nil })
+	st.add(sst)
+	if sst != nil {
+		st.Total += sst.Total
+		st.TotalAtLeast = sst.TotalAtLeast
+		st.Truncated = sst.Total > 0
+	}
+	return st, err
+}
+
+// // slabHits returns the hits of q in the time slab tr after the cursor
+// (found in path order), adding the work to st. Capped, it stops at cap
+// hits (aborted when more follow).
+func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *TimeRange, after *Cursor, cap int, capped bool, st *Stats) (got []timedHit, aborted bool, err error) {
+	inner := opt
+	inner.Order, inner.Limit, inner.After, inner.Text, inner.Times, inner.PerFile, inner.Time = OrderPath, 0, nil, false, true, nil, tr
+	if capped {
+		inner.Limit, inner.CountAll = cap, false // (a page: it stops there)
+	}
+	sst, err := s.Search(ctx, q, inner, func(h *Hit) error {
+		th := timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}
+		if opt.Order.afterCursor(&th, after) {
+			got = append(got, th)
+		}
+		return nil
+	})
+	st.add(sst)
+	return got, err == nil && capped && sst.Truncated, err
+}
+
+// narrowSlab is the part of a slab to search instead of it, at the
+// page's end of it (the newest part for OrderNewest), given some of its
+// hits (got, more than the page holds): half of it, or, when less, the
+// part that holds limit of those hits (then the page is full once it has
+// been searched). The hits were found in path order, the oldest of each
+// file first: for OrderOldest they are the ones wanted, and one narrowing
+// usually suffices; for OrderNewest halving finds the newest. [lo, hi) is
+// where the slab's times can be. The slab itself when neither narrows
+// it (ties: its hits share a time).
+func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, lo, hi int64) TimeRange {
+	slices.SortFunc(got, func(a, b timedHit) int {
+		if o.before(&a, &b) {
+			return -1
+		}
+		return 1
+	})
+	from, to := max(slab.From, lo), min(slab.To, hi)
+	mid := from + (to-from)/2 // (both within the times of lines: no overflow)
+	if o == OrderNewest {
+		slab.From = max(slab.From, mid)
+		if len(got) >= limit {
+			slab.From = max(slab.From, got[limit-1].t)
+		}
+	} else {
+		slab.To = min(slab.To, mid+1)
+		if len(got) >= limit {
+			slab.To = min(slab.To, satAdd(got[limit-1].t, 1))
+		}
+	}
+	return slab
+}
+
+// timeExtent is the range of the times of every indexed line (ok false:
+// none has one).
+func (s *Searcher) timeExtent() (first, last int64, ok bool) {
+	s.extentOnce.Do(func() {
+		e := &s.extent
+		e.first, e.last = math.MaxInt64, math.MinInt64
+		for _, f := range s.files {
+			if lo, hi, t := f.TimeRange(); t {
+				e.first, e.last, e.ok = min(e.first, lo), max(e.last, hi), true
+			}
+		}
+	})
+	return s.extent.first, s.extent.last, s.extent.ok
+}
+
+// add sums o's counts into st and takes what o reports that st does not
+// yet (the searches of one page meet the same files).
+func (st *Stats) add(o *Stats) {
+	if o == nil {
+		return
+	}
+	st.Candidates += o.Candidates
+	st.Verified += o.Verified
+	st.Scanned += o.Scanned
+	st.Planned = max(st.Planned, o.Planned)
+	st.Terms += o.Terms
+	st.Blocks += o.Blocks
+	st.Warnings = appendNew(st.Warnings, o.Warnings...)
+	st.Damaged = appendNew(st.Damaged, o.Damaged...)
+	st.Unreadable = appendNew(st.Unreadable, o.Unreadable...)
+	st.Replaced = appendNew(st.Replaced, o.Replaced...)
+}
+
+func appendNew[T comparable](to []T, xs ...T) []T {
+	for _, x := range xs {
+		if !slices.Contains(to, x) {
+			to = append(to, x)
+		}
+	}
+	return to
+}
+
+// satAdd, satSub and satMul are +, - and * of times and durations that
+// stop at the ends of int64 instead of wrapping.
+func satAdd(a, b int64) int64 {
+	if c := a + b; (c > a) == (b > 0) {
+		return c
+	}
+	if b > 0 {
+		return math.MaxInt64
+	}
+	return math.MinInt64
+}
+
+func satSub(a, b int64) int64 {
+	if b == math.MinInt64 {
+		return satAdd(satAdd(a, math.MaxInt64), 1)
+	}
+	return satAdd(a, -b)
+}
+
+func satMul(a, b int64) int64 { // a, b >= 0
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 func (p *pageHeap) Len() int           { return len(p.hs) }
@@ -121,32 +411,19 @@ func (p *pageHeap) Pop() any {
 
 // searchOrdered is Search for the time orders.
 func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (*Stats, error) {
-	inner := opt
-	inner.Order, inner.Limit, inner.After, inner.Text, inner.Times, inner.PerFile = OrderPath, 0, nil, false, true, nil
-	page := &pageHeap{o: opt.Order}
-	var total int64
-	st, err := s.Search(ctx, q, inner, func(h *Hit) error {
-		th := timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}
-		if !opt.Order.afterCursor(&th, opt.After) {
-			return nil
-		}
-		total++
-		if fn == nil {
-			return nil
-		}
-		if opt.Limit <= 0 || page.Len() < opt.Limit {
-			heap.Push(page, th)
-		} else if opt.Order.before(&th, &page.hs[0]) {
-			page.hs[0] = th
-			heap.Fix(page, 0)
-		}
-		return nil
-	})
+	page := &pageHeap{o: opt.Order, limit: opt.Limit, after: opt.After}
+	var st *Stats
+	var err error
+	if opt.Limit > 0 && fn != nil {
+		st, err = s.collectBySlabs(ctx, q, opt, page)
+		st.Total += page.found // (and the hits past the last slab)
+	} else if st, err = s.collect(ctx, q, opt, opt.Time, page, fn == nil); st != nil {
+		st.Total = page.found
+	}
 	if err != nil {
 		return st, err
 	}
-	st.Total = total
-	st.Truncated = opt.Limit > 0 && total > int64(opt.Limit)
+	st.Truncated = st.Truncated || opt.Limit > 0 && page.found > int64(opt.Limit)
 	hits := page.hs
 	slices.SortFunc(hits, func(a, b timedHit) int {
 		if opt.Order.before(&a, &b) {

@@ -284,6 +284,9 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		// candidate to verify remain then, the rest go one by one as
 		// before.
 		restChecked, restCounted := false, false
+		// In a span in time order, [lo, hi) narrowed by window, the rest
+		// is counted in a time range too: by rank but for its edge groups.
+		rankTimes := t.tr != nil && t.times != nil && sp.TimeSorted
 		for it.HasNext() && !restCounted {
 			// Gather a batch of candidates.
 			locs, sure = locs[:0], 0
@@ -292,10 +295,20 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 				if id >= hi {
 					break
 				}
-				if !restChecked && t.hist == nil && t.tr == nil && gathered() {
+				if !restChecked && t.hist == nil && (t.tr == nil || rankTimes) && gathered() {
 					restChecked = true
 					if p.verify != nil && rangeCard(p.verify, id, hi) == 0 {
-						extra += int64(rangeCard(p.cands, id, hi))
+						if t.tr == nil {
+							extra += int64(rangeCard(p.cands, id, hi))
+						} else {
+							// (a page in a time order counts the hits past its
+							// last slab so: 500,000 of INFO in one span)
+							c, err := t.times.countSorted(t.tr, p.cands, id, hi)
+							if err != nil {
+								return err
+							}
+							extra += c
+						}
 						restCounted = true
 						break
 					}

@@ -76,8 +76,16 @@ type Searcher struct {
 	workers  int
 	noInline bool   // tests: always use the worker pipeline
 	window   uint32 // tests: lines of a segment's first plan window (0: firstWindow)
+	// tests: a time order's slabs (0: slabShare, slabCapMin)
+	slabShare, slabCapMin int
 	// mapReads: hits are read from mappings of the log files (SetMappedReads).
 	mapReads bool
+	// extent: the range of the indexed lines' times (timeExtent).
+	extentOnce sync.Once
+	extent     struct {
+		first, last int64
+		ok          bool
+	}
 	// damagedFiles have lines in segments that could not be opened: they
 	// are read whole.
 	damagedFiles map[uint64]bool

@@ -186,15 +186,31 @@ func checkTimeOrder(t *testing.T, s *Searcher, q *Query, tr *TimeRange, want []g
 		if len(all) > 2000 {
 			limit = len(all)/20 + 1 // a few pages of a big answer
 		}
+		// Pages are searched in slabs of time: thin ones, narrowed past a
+		// few hits, half the time.
+		if r.IntN(2) == 0 {
+			s.slabShare, s.slabCapMin = 1+r.IntN(1<<16), r.IntN(8)
+			defer func() { s.slabShare, s.slabCapMin = 0, 0 }()
+		}
+		budget := [...]int64{0, 0, 1, 4 << 10}[r.IntN(4)]
 		var after *Cursor
 		var paged []timedHit
 		for {
 			var page []timedHit
-			st, err := s.Search(context.Background(), q, Options{Time: tr, Order: o, Limit: limit, After: after}, func(h *Hit) error {
+			st, err := s.Search(context.Background(), q, Options{Time: tr, Order: o, Limit: limit, After: after, CountAll: true, TotalBudget: budget}, func(h *Hit) error {
 				page = append(page, timedHit{f: h.File, line: h.Line, t: h.Time, timed: h.Timed})
 				return nil
 			})
 			must(t, err)
+			// The total counts the hits after the cursor: exact, or a
+			// lower bound past the page's own hits under a budget.
+			left := int64(len(all) - len(paged))
+			if st.Total != left && (!st.TotalAtLeast || st.Total > left || st.Total < int64(len(page))) || st.TotalAtLeast && budget == 0 {
+				t.Fatalf("%v order %v: page %d by %d (slabs 1/%d, cap %d, budget %d): total %d (at least %t), want %d", q, o, len(paged)/limit, limit, s.slabShare, s.slabCapMin, budget, st.Total, st.TotalAtLeast, left)
+			}
+			if st.Truncated != (left > int64(len(page))) {
+				t.Fatalf("%v order %v: page %d by %d: more %t with %d hits left after %d", q, o, len(paged)/limit, limit, st.Truncated, left, len(page))
+			}
 			paged = append(paged, page...)
 			if !st.Truncated {
 				break
@@ -203,11 +219,11 @@ func checkTimeOrder(t *testing.T, s *Searcher, q *Query, tr *TimeRange, want []g
 			after = &Cursor{Path: l.f.Path, Line: l.line, Time: l.t, Timed: l.timed}
 		}
 		if len(paged) != len(all) {
-			t.Fatalf("%v order %v: paging by %d gave %d hits, want %d", q, o, limit, len(paged), len(all))
+			t.Fatalf("%v order %v: paging by %d (slabs 1/%d, cap %d) gave %d hits, want %d", q, o, limit, s.slabShare, s.slabCapMin, len(paged), len(all))
 		}
 		for i := range paged {
 			if paged[i].f != all[i].f || paged[i].line != all[i].line {
-				t.Fatalf("%v order %v: paging by %d: hit %d differs", q, o, limit, i)
+				t.Fatalf("%v order %v: paging by %d (slabs 1/%d, cap %d): hit %d differs", q, o, limit, s.slabShare, s.slabCapMin, i)
 			}
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // when LOGDEX_BENCH_INDEX names an index directory (one made by
 // `logdex-bench`, say); LOGDEX_BENCH_Q gives the query (default mallory),
 // LOGDEX_BENCH_LIMIT the page size (default 100; 1 shows the fixed cost),
-// LOGDEX_BENCH_BUDGET the server's TotalBudget in bytes (default its own).
+// LOGDEX_BENCH_BUDGET the server's TotalBudget in bytes (default its own),
+// LOGDEX_BENCH_ORDER the order (default path).
 //
 //	LOGDEX_BENCH_INDEX=~/.cache/logdex-bench/index-1024mb-seed1 \
 //	  go test ./server -run '^$' -bench UncachedPage -benchmem
@@ -46,7 +47,7 @@ func BenchmarkUncachedPage(b *testing.B) {
 	if lim == "" {
 		lim = "100"
 	}
-	target := "/api/search?mode=query&limit=" + lim + "&q=" + url.QueryEscape(q)
+	target := "/api/search?mode=query&limit=" + lim + "&order=" + os.Getenv("LOGDEX_BENCH_ORDER") + "&q=" + url.QueryEscape(q)
 	h := s.Handler()
 	get := func() int {
 		w := httptest.NewRecorder()
