@@ -233,7 +233,7 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 			}
 			// Too many hits to keep them all: a part of the slab at the
 			// page's end of it will do (see narrowSlab).
-			narrowed := narrowSlab(slab, got, opt.Order, opt.Limit, max(lo, first), min(hi, satAdd(last, 1)))
+			narrowed := narrowSlab(slab, got, opt.Order, opt.Limit, timed, max(lo, first), min(hi, satAdd(last, 1)))
 			if capped = narrowed != slab; capped {
 				dense = &TimeRange{From: slab.From, To: slab.To}
 			}
@@ -306,9 +306,10 @@ func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *Time
 // been searched). The hits were found in path order, the oldest of each
 // file first: for OrderOldest they are the ones wanted, and one narrowing
 // usually suffices; for OrderNewest halving finds the newest. [lo, hi) is
-// where the slab's times can be. The slab itself when neither narrows
-// it (ties: its hits share a time).
-func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, lo, hi int64) TimeRange {
+// where the index's times can be (timed false: it has none, and the slab
+// is not halved). The slab itself when neither narrows it (ties: its hits
+// share a time).
+func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, timed bool, lo, hi int64) TimeRange {
 	slices.SortFunc(got, func(a, b timedHit) int {
 		if o.before(&a, &b) {
 			return -1
@@ -316,14 +317,19 @@ func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, lo, hi int64
 		return 1
 	})
 	from, to := max(slab.From, lo), min(slab.To, hi)
-	mid := from + (to-from)/2 // (both within the times of lines: no overflow)
+	halve := timed && from < to
+	mid := from + (to-from)/2 // (both times of lines when halving: no overflow)
 	if o == OrderNewest {
-		slab.From = max(slab.From, mid)
+		if halve {
+			slab.From = max(slab.From, mid)
+		}
 		if len(got) >= limit {
 			slab.From = max(slab.From, got[limit-1].t)
 		}
 	} else {
-		slab.To = min(slab.To, mid+1)
+		if halve {
+			slab.To = min(slab.To, mid+1)
+		}
 		if len(got) >= limit {
 			slab.To = min(slab.To, satAdd(got[limit-1].t, 1))
 		}
@@ -414,7 +420,7 @@ func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn 
 	page := &pageHeap{o: opt.Order, limit: opt.Limit, after: opt.After}
 	var st *Stats
 	var err error
-	if opt.Limit > 0 && fn != nil {
+	if opt.Limit > 0 && fn != nil && opt.Histogram == nil && opt.MaxPerFile == 0 {
 		st, err = s.collectBySlabs(ctx, q, opt, page)
 		st.Total += page.found // (and the hits past the last slab)
 	} else if st, err = s.collect(ctx, q, opt, opt.Time, page, fn == nil); st != nil {
