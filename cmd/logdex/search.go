@@ -325,7 +325,8 @@ func (e *env) search(args []string) int {
 	}
 	// A PATH that does not exist is an error said after the other PATHs'
 	// matches, as grep says it; the others are still searched.
-	pos, missing, unreachable := existing(pos)
+	pathArgs := pos
+	pos, missing, unreachable := existing(pathArgs)
 	sayMissing := func() {
 		if !sf.noMessages {
 			for _, m := range missing {
@@ -492,7 +493,13 @@ func (e *env) search(args []string) int {
 	// other files' matches (not with -s), and the exit status is 2 (not
 	// with -q when a line matched).
 	if sf.quiet && st.Total > 0 {
-		return 0 // (grep -q stops at the first match, and says nothing more)
+		// grep -q stops at the first match, having named the missing
+		// PATHs it met before the first that holds one.
+		if len(missing) > 0 && !sf.noMessages {
+			missing = missingBeforeMatch(ctx, searcher, q, pathArgs, missing)
+			sayMissing()
+		}
+		return 0
 	}
 	unreadable := slices.Concat(unreachable, searcher.Unreadable(), st.Unreadable)
 	sayUnreadable(unreadable)
@@ -506,6 +513,35 @@ func (e *env) search(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// missingBeforeMatch is the missing PATHs given before the first PATH
+// (in the order given, as grep searches them) that holds a match of q.
+func missingBeforeMatch(ctx context.Context, s *query.Searcher, q *query.Query, args, missing []string) []string {
+	var matched []string
+	_, err := s.Search(ctx, q, query.Options{MaxPerFile: 1, PerFile: func(f *query.File, n int64) error {
+		if n > 0 {
+			matched = append(matched, f.Path)
+		}
+		return nil
+	}}, nil)
+	if err != nil {
+		return missing // (all of them: said rather than lost)
+	}
+	holdsMatch := func(arg string) bool {
+		dir := strings.TrimSuffix(arg, "/") + "/"
+		return slices.ContainsFunc(matched, func(p string) bool { return p == arg || strings.HasPrefix(p, dir) })
+	}
+	var before []string
+	for _, a := range args {
+		switch {
+		case slices.Contains(missing, a):
+			before = append(before, a)
+		case holdsMatch(a):
+			return before
+		}
+	}
+	return before
 }
 
 // existing splits PATHs into those that exist (through symlinks too), those

@@ -296,6 +296,18 @@ func TestSearchMessages(t *testing.T) {
 	if _, stderr, code = logdex(t, dir, "search", "-s", "-F", "ERROR", "logs", "nope"); code != 2 || stderr != "" {
 		t.Errorf("missing PATH with -s: exit %d, stderr %q", code, stderr)
 	}
+	// -q: grep stops at the first PATH holding a match, having named the
+	// missing ones given before it, and no other.
+	for _, args := range [][]string{{"nope", "logs"}, {"logs", "nope"}, {"nope", "logs", "nope2"}, {"nope", "logs/", "nope2"}} {
+		cmd := exec.Command("grep", append([]string{"-rq", "-F", "ERROR"}, args...)...)
+		var want bytes.Buffer
+		cmd.Dir, cmd.Stderr = dir, &want
+		_ = cmd.Run()
+		_, stderr, code := logdex(t, dir, append([]string{"search", "-q", "-F", "ERROR"}, args...)...)
+		if code != cmd.ProcessState.ExitCode() || strings.ReplaceAll(stderr, "logdex:", "grep:") != want.String() {
+			t.Errorf("-q %v: exit %d, stderr %q; grep: exit %d, %q", args, code, stderr, cmd.ProcessState.ExitCode(), want.String())
+		}
+	}
 	wd, _ := os.Getwd()
 	must(t, os.Chdir(dir))
 	defer os.Chdir(wd)
