@@ -252,6 +252,11 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 			extra += c
 			return err
 		}
+		if countOnly && nverify == 0 && t.hist != nil && t.times != nil && sp.TimeSorted {
+			c, err := t.times.histSorted(t.tr, t.hist, p.cands, lo, hi)
+			extra += c
+			return err
+		}
 		// The lines located: the candidates to verify, or, for exact
 		// hits, a page's worth (those past it are counted, not located);
 		// counting without verifying locates none.

@@ -309,6 +309,85 @@ func (st *spanTimes) countSorted(tr *TimeRange, cands *roaring.Bitmap, lo, hi ui
 	return n, nil
 }
 
+// histSorted counts the members of cands in [lo, hi) that lie in tr
+// into h, and returns how many there are: lines of a span whose groups
+// are in time order, the range narrowed by window when tr is set (so
+// every group but the first and the last lies wholly in tr). Groups'
+// mins and maxes both only grow, so the groups after one that lie in its
+// bucket are found by a search for the first reaching past it, and
+// counted at once, by rank; only the lines of the two edge groups and of
+// groups straddling a bucket's end are timed. A common word's histogram
+// read a time group entry for each of its 2.9M lines.
+func (st *spanTimes) histSorted(tr *TimeRange, h *Histogram, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
+	if hi <= lo {
+		return 0, nil
+	}
+	var n int64
+	timeEach := func(from, to uint32) error {
+		it := cands.Iterator()
+		for it.AdvanceIfNeeded(from); it.HasNext(); {
+			id := it.Next()
+			if id >= to {
+				break
+			}
+			ts, timed, err := st.at(id)
+			if err != nil {
+				return err
+			}
+			if tr.keep(ts, timed) {
+				h.add(ts, timed, 1)
+				n++
+			}
+		}
+		return nil
+	}
+	gs := uint32(mmapstore.GroupSize)
+	groupStart := func(id uint32) uint32 { return id - (id-st.sp.FirstLine)%gs }
+	firstEnd := min(hi, groupStart(lo)+gs)
+	lastStart := max(groupStart(hi-1), firstEnd)
+	if err := timeEach(lo, firstEnd); err != nil {
+		return 0, err
+	}
+	group := func(k uint32) (mmapstore.TimeGroup, error) { return st.seg.TimeGroupOf(st.sp.FirstGroup + k) }
+	kEnd := (lastStart - st.sp.FirstLine) / gs // interior groups: [k, kEnd)
+	for k := (firstEnd - st.sp.FirstLine) / gs; k < kEnd; {
+		tg, err := group(k)
+		if err != nil {
+			return 0, err
+		}
+		start := st.sp.FirstLine + k*gs
+		slot := h.slot(tg.Min)
+		if h.slot(tg.Max) != slot {
+			if err := timeEach(start, start+gs); err != nil {
+				return 0, err
+			}
+			k++
+			continue
+		}
+		end := k + 1 + uint32(searchFrom(int(kEnd-k-1), 0, func(i int) bool {
+			if err != nil {
+				return true
+			}
+			var g mmapstore.TimeGroup
+			if g, err = group(k + 1 + uint32(i)); err != nil {
+				return true
+			}
+			return h.slot(g.Max) != slot
+		}))
+		if err != nil {
+			return 0, err
+		}
+		c := int64(rangeCard(cands, start, st.sp.FirstLine+end*gs))
+		h.add(tg.Min, true, c)
+		n += c
+		k = end
+	}
+	if err := timeEach(lastStart, hi); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // at returns the time of segment line id (in the span).
 func (st *spanTimes) at(id uint32) (int64, bool, error) {
 	if !st.sp.Timed {
