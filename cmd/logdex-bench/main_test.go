@@ -217,7 +217,7 @@ func TestServerSection(t *testing.T) {
 			t.Fatal(err)
 		}
 		cr := &CorpusResult{Profile: c.Profile, Corpus: c, index: ixDir}
-		wantLoad := 8 // mallory at 1, 16, 64 connections cached, 1 and 64 uncached; the floor; a phrase at 64, its floor
+		wantLoad := 10 // mallory at 1, 16, 64 connections cached, 1 and 64 uncached; the floor; newest first at 64, its floor; a phrase at 64, its floor
 		if _, ok := c.needle(loggen.NeedleReqID); ok {
 			wantLoad += 2
 		}

@@ -149,6 +149,15 @@ func (b *bench) server(cr *CorpusResult) error {
 	if err := b.serverFloor(res, nc.url(res.Probe), common); err != nil {
 		return err
 	}
+	// The same word's page newest first (one timeline across files),
+	// beside its own floor.
+	newest := strings.Fields(common)[0] + " newest first (100 of its hits)"
+	if err := b.serverLoad(res, nc, newest, res.Probe+"&order=newest", false, []int{64}); err != nil {
+		return err
+	}
+	if err := b.serverFloor(res, nc.url(res.Probe+"&order=newest"), newest); err != nil {
+		return err
+	}
 	// A phrase's page, which verifies its candidates, beside its own
 	// floor (its body differs in size).
 	ph, err := b.serverPhrase(c, ix)
