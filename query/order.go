@@ -137,12 +137,21 @@ func (p *pageHeap) full() bool { return p.limit > 0 && p.Len() >= p.limit }
 // collect offers p every hit of q in the time range tr, found in path
 // order.
 func (s *Searcher) collect(ctx context.Context, q *Query, opt Options, tr *TimeRange, p *pageHeap, countOnly bool) (*Stats, error) {
-	inner := opt
-	inner.Order, inner.Limit, inner.After, inner.Text, inner.Times, inner.PerFile, inner.Time = OrderPath, 0, nil, false, true, nil, tr
-	return s.Search(ctx, q, inner, func(h *Hit) error {
-		p.offer(timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}, countOnly)
+	return s.Search(ctx, q, inPathOrder(opt, tr), func(h *Hit) error {
+		p.offer(timedOf(h), countOnly)
 		return nil
 	})
+}
+
+// inPathOrder is the search in path order, with times and without texts,
+// that finds the hits of opt's in the time range tr.
+func inPathOrder(opt Options, tr *TimeRange) Options {
+	opt.Order, opt.Limit, opt.After, opt.Text, opt.Times, opt.PerFile, opt.Time = OrderPath, 0, nil, false, true, nil, tr
+	return opt
+}
+
+func timedOf(h *Hit) timedHit {
+	return timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}
 }
 
 // slabShare is the part of the index's time range a page's first slab
@@ -267,8 +276,8 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		return st, err
 	}
 	// Past the page: counted only, as a path-order page counts.
-	cnt := opt
-	cnt.Order, cnt.Limit, cnt.After, cnt.Text, cnt.Times, cnt.Time, cnt.Synced = OrderPath, 1, nil, false, false, &rest, true
+	cnt := inPathOrder(opt, &rest)
+	cnt.Limit, cnt.Times, cnt.Synced = 1, false, true
 	sst, err := s.Search(ctx, q, cnt, func(*Hit) error { return nil })
 	st.add(sst)
 	if sst != nil {
@@ -279,18 +288,16 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 	return st, err
 }
 
-// // slabHits returns the hits of q in the time slab tr after the cursor
+// slabHits returns the hits of q in the time slab tr after the cursor
 // (found in path order), adding the work to st. Capped, it stops at cap
 // hits (aborted when more follow).
 func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *TimeRange, after *Cursor, cap int, capped bool, st *Stats) (got []timedHit, aborted bool, err error) {
-	inner := opt
-	inner.Order, inner.Limit, inner.After, inner.Text, inner.Times, inner.PerFile, inner.Time = OrderPath, 0, nil, false, true, nil, tr
+	inner := inPathOrder(opt, tr)
 	if capped {
 		inner.Limit, inner.CountAll = cap, false // (a page: it stops there)
 	}
 	sst, err := s.Search(ctx, q, inner, func(h *Hit) error {
-		th := timedHit{f: h.File, line: h.Line, off: h.Offset, n: h.Length, t: h.Time, timed: h.Timed, binary: h.Binary}
-		if opt.Order.afterCursor(&th, after) {
+		if th := timedOf(h); opt.Order.afterCursor(&th, after) {
 			got = append(got, th)
 		}
 		return nil
