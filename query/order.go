@@ -207,7 +207,7 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		share, capMin = int64(s.slabShare), s.slabCapMin
 	}
 	width := max(satSub(last, first)/share, 1)
-	cap := max(slabCap*opt.Limit, capMin)
+	slabMax := max(slabCap*opt.Limit, capMin)
 	st := &Stats{Segments: len(s.segs)}
 	// dense: a slab found to hold more hits than the cap, narrowed
 	// (narrowSlab); what is left of it is searched next, narrowed again.
@@ -232,7 +232,7 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		for capped := true; ; {
 			var aborted bool
 			var err error
-			got, aborted, err = s.slabHits(ctx, q, opt, &slab, p.after, cap, capped, st)
+			got, aborted, err = s.slabHits(ctx, q, opt, &slab, p.after, slabMax, capped, st)
 			if err != nil {
 				return st, err
 			}
@@ -260,7 +260,8 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		if p.found > 0 {
 			grow = min(max(int64(opt.Limit)*3/2/p.found, 2), slabGrowth)
 		}
-		width = satMul(max(satSub(slab.To, slab.From), 1), grow)
+		// (measured within the index's times: a first slab is open-ended)
+		width = satMul(max(satSub(min(slab.To, satAdd(last, 1)), max(slab.From, first)), 1), grow)
 	}
 	rest := TimeRange{From: lo, To: hi, ExcludeUntimed: !untimed}
 	if lo >= hi {
@@ -273,6 +274,9 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		// Every timed hit is on the page: the untimed ones follow.
 		sst, err := s.collect(ctx, q, opt, &rest, p, false)
 		st.add(sst)
+		if sst != nil {
+			st.TotalAtLeast = st.TotalAtLeast || sst.TotalAtLeast
+		}
 		return st, err
 	}
 	// Past the page: counted only, as a path-order page counts.
@@ -282,19 +286,19 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 	st.add(sst)
 	if sst != nil {
 		st.Total += sst.Total
-		st.TotalAtLeast = sst.TotalAtLeast
+		st.TotalAtLeast = st.TotalAtLeast || sst.TotalAtLeast
 		st.Truncated = sst.Total > 0
 	}
 	return st, err
 }
 
 // slabHits returns the hits of q in the time slab tr after the cursor
-// (found in path order), adding the work to st. Capped, it stops at cap
+// (found in path order), adding the work to st. Capped, it stops at most
 // hits (aborted when more follow).
-func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *TimeRange, after *Cursor, cap int, capped bool, st *Stats) (got []timedHit, aborted bool, err error) {
+func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *TimeRange, after *Cursor, most int, capped bool, st *Stats) (got []timedHit, aborted bool, err error) {
 	inner := inPathOrder(opt, tr)
 	if capped {
-		inner.Limit, inner.CountAll = cap, false // (a page: it stops there)
+		inner.Limit, inner.CountAll = most, false // (a page: it stops there)
 	}
 	sst, err := s.Search(ctx, q, inner, func(h *Hit) error {
 		if th := timedOf(h); opt.Order.afterCursor(&th, after) {
@@ -303,7 +307,11 @@ func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *Time
 		return nil
 	})
 	st.add(sst)
-	return got, err == nil && capped && sst.Truncated, err
+	aborted = err == nil && capped && sst.Truncated
+	// (an aborted search's count stopped at its page: not a lower bound
+	// of the page's; a search's own is, a file cut short while read)
+	st.TotalAtLeast = st.TotalAtLeast || err == nil && !aborted && sst.TotalAtLeast
+	return got, aborted, err
 }
 
 // narrowSlab is the part of a slab to search instead of it, at the
@@ -315,7 +323,9 @@ func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *Time
 // usually suffices; for OrderNewest halving finds the newest. [lo, hi) is
 // where the index's times can be (timed false: it has none, and the slab
 // is not halved). The slab itself when neither narrows it (ties: its hits
-// share a time).
+// share a time) or when, newest first, it lies past the index's times:
+// lines appended since, which have no time index (each narrowing would
+// read them all again for a few hits).
 func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, timed bool, lo, hi int64) TimeRange {
 	slices.SortFunc(got, func(a, b timedHit) int {
 		if o.before(&a, &b) {
@@ -325,7 +335,10 @@ func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, timed bool, 
 	})
 	from, to := max(slab.From, lo), min(slab.To, hi)
 	halve := timed && from < to
-	mid := from + (to-from)/2 // (both times of lines when halving: no overflow)
+	mid := from + (to-from)/2 // (a slab's width within [lo, hi) is at most width's: no overflow)
+	if o == OrderNewest && !halve {
+		return slab
+	}
 	if o == OrderNewest {
 		if halve {
 			slab.From = max(slab.From, mid)
@@ -360,7 +373,8 @@ func (s *Searcher) timeExtent() (first, last int64, ok bool) {
 }
 
 // add sums o's counts into st and takes what o reports that st does not
-// yet (the searches of one page meet the same files).
+// yet (the searches of one page meet the same files). Totals are the
+// caller's to merge.
 func (st *Stats) add(o *Stats) {
 	if o == nil {
 		return

@@ -274,7 +274,14 @@ var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // Search runs q and calls fn for each hit in (path, line) order. fn's Hit
 // and its Text are valid only during the call. Returning an error from fn
 // stops the search with that error.
-func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (*Stats, error) {
+func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*Hit) error) (st *Stats, err error) {
+	// A search its caller stopped is no answer, though the pipeline takes
+	// a stop for the end of a page (and a server would cache it).
+	defer func(caller context.Context) {
+		if err == nil && caller.Err() != nil {
+			err = caller.Err()
+		}
+	}(ctx)
 	opt.After = s.resolveCursor(opt.After)
 	if opt.Order != OrderPath && opt.PerFile == nil {
 		return s.searchOrdered(ctx, q, opt, fn)
@@ -296,7 +303,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 		// Hits are found to be counted up to the cap, not counted whole.
 		fn = func(*Hit) error { return nil }
 	}
-	st := &Stats{Segments: len(s.segs)}
+	st = &Stats{Segments: len(s.segs)}
 
 	var plans *planSet
 	if boundedPage(opt) {
@@ -371,7 +378,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 		prodErr <- err
 	}()
 
-	err := s.consume(ctx, opt, order, st, &delivered, fn)
+	err = s.consume(ctx, opt, order, st, &delivered, fn)
 	cancel()
 	for t := range order { // drain so the producer and workers finish
 		<-t.done

@@ -165,6 +165,7 @@ func TestTimeRanges(t *testing.T) {
 // each exactly once.
 func checkTimeOrder(t *testing.T, s *Searcher, q *Query, tr *TimeRange, want []gotLine, r *rand.Rand) {
 	t.Helper()
+	defer func() { s.slabShare, s.slabCapMin = 0, 0 }()
 	for _, o := range []Order{OrderOldest, OrderNewest} {
 		var all []timedHit
 		var got []gotLine
@@ -195,9 +196,9 @@ func checkTimeOrder(t *testing.T, s *Searcher, q *Query, tr *TimeRange, want []g
 		}
 		// Pages are searched in slabs of time: thin ones, narrowed past a
 		// few hits, half the time.
+		s.slabShare, s.slabCapMin = 0, 0
 		if r.IntN(2) == 0 {
 			s.slabShare, s.slabCapMin = 1+r.IntN(1<<16), r.IntN(8)
-			defer func() { s.slabShare, s.slabCapMin = 0, 0 }()
 		}
 		budget := [...]int64{0, 0, 1, 4 << 10}[r.IntN(4)]
 		var after *Cursor
