@@ -168,6 +168,9 @@ const (
 	// by 16 took 18 hours of them: 113,000 hits timed to keep 100.
 	slabCap    = 4
 	slabCapMin = 256
+	// The first search, over the whole answer, stops past probeMax times a
+	// slab's cap.
+	probeMax = 4
 )
 
 // untimedOnly selects the lines without a time only.
@@ -202,13 +205,44 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		}
 	}
 	first, last, timed := s.timeExtent()
-	share, capMin := int64(slabShare), slabCapMin
+	share, capMin, probe := int64(slabShare), slabCapMin, probeMax
 	if s.slabShare > 0 {
-		share, capMin = int64(s.slabShare), s.slabCapMin
+		share, capMin, probe = int64(s.slabShare), s.slabCapMin, 1
 	}
 	width := max(satSub(last, first)/share, 1)
 	slabMax := max(slabCap*opt.Limit, capMin)
 	st := &Stats{Segments: len(s.segs)}
+	counted := int64(-1) // the whole answer's hits, as the first search counted them
+	if lo < hi {
+		// First the whole answer in path order, stopped past a few slabs'
+		// worth of hits: a rare word's are all found so, in one search as
+		// without slabs. A first page's search counts the answer as a
+		// path-order page does (the same hits): no count after the slabs.
+		all := inPathOrder(opt, &TimeRange{From: lo, To: hi, ExcludeUntimed: !untimed})
+		all.Limit, all.CountAll = probe*slabMax, all.CountAll && opt.After == nil
+		var got []timedHit
+		sst, err := s.Search(ctx, q, all, func(h *Hit) error {
+			if th := timedOf(h); opt.Order.afterCursor(&th, p.after) {
+				got = append(got, th)
+			}
+			return nil
+		})
+		st.add(sst)
+		if err != nil {
+			return st, err
+		}
+		opt.Synced = true // (one timeline: files are looked at once)
+		if !sst.Truncated {
+			for _, th := range got {
+				p.offer(th, false)
+			}
+			st.Total, st.TotalAtLeast = p.found, sst.TotalAtLeast
+			return st, nil
+		}
+		if all.CountAll {
+			counted, st.TotalAtLeast = sst.Total, sst.TotalAtLeast
+		}
+	}
 	// dense: a slab found to hold more hits than the cap, narrowed
 	// (narrowSlab); what is left of it is searched next, narrowed again.
 	var dense *TimeRange
@@ -265,31 +299,38 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 	}
 	rest := TimeRange{From: lo, To: hi, ExcludeUntimed: !untimed}
 	if lo >= hi {
-		if !untimed {
-			return st, nil
-		}
 		rest = untimedOnly
 	}
-	if !p.full() {
+	restOffered := lo >= hi && !untimed // (no rest)
+	if !p.full() && !restOffered {
 		// Every timed hit is on the page: the untimed ones follow.
 		sst, err := s.collect(ctx, q, opt, &rest, p, false)
 		st.add(sst)
-		if sst != nil {
-			st.TotalAtLeast = st.TotalAtLeast || sst.TotalAtLeast
+		if err != nil {
+			return st, err
 		}
-		return st, err
-	}
-	// Past the page: counted only, as a path-order page counts.
-	cnt := inPathOrder(opt, &rest)
-	cnt.Limit, cnt.Times, cnt.Synced = 1, false, true
-	sst, err := s.Search(ctx, q, cnt, func(*Hit) error { return nil })
-	st.add(sst)
-	if sst != nil {
-		st.Total += sst.Total
 		st.TotalAtLeast = st.TotalAtLeast || sst.TotalAtLeast
-		st.Truncated = sst.Total > 0
+		restOffered = true
 	}
-	return st, err
+	switch {
+	case counted >= 0:
+		st.Total = max(counted, p.found)
+	case restOffered:
+		st.Total = p.found
+	default:
+		// Past the page: counted only, as a path-order page counts.
+		cnt := inPathOrder(opt, &rest)
+		cnt.Limit, cnt.Times, cnt.Synced = 1, false, true
+		sst, err := s.Search(ctx, q, cnt, func(*Hit) error { return nil })
+		st.add(sst)
+		if err != nil {
+			return st, err
+		}
+		st.Total = p.found + sst.Total
+		st.TotalAtLeast = st.TotalAtLeast || sst.TotalAtLeast
+	}
+	st.Truncated = st.Total > int64(opt.Limit) || st.TotalAtLeast && p.full()
+	return st, nil
 }
 
 // slabHits returns the hits of q in the time slab tr after the cursor
@@ -443,7 +484,6 @@ func (s *Searcher) searchOrdered(ctx context.Context, q *Query, opt Options, fn 
 	var err error
 	if opt.Limit > 0 && fn != nil && opt.Histogram == nil && opt.MaxPerFile == 0 {
 		st, err = s.collectBySlabs(ctx, q, opt, page)
-		st.Total += page.found // (and the hits past the last slab)
 	} else if st, err = s.collect(ctx, q, opt, opt.Time, page, fn == nil); st != nil {
 		st.Total = page.found
 	}
