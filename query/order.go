@@ -170,7 +170,7 @@ const (
 	slabCapMin = 256
 	// The first search, over the whole answer, stops past probeMax times a
 	// slab's cap.
-	probeMax = 4
+	probeMax = 2
 )
 
 // untimedOnly selects the lines without a time only.
