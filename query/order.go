@@ -176,11 +176,13 @@ const (
 // untimedOnly selects the lines without a time only.
 var untimedOnly = TimeRange{From: math.MaxInt64, To: math.MaxInt64}
 
-// collectBySlabs fills the page p, in a time order with a limit, from the
-// page's end of the timeline: a slab of time at a time (each one search in
-// path order within a time range), each slab wider than the last by what
-// the hits so far suggest, until the page is full; then every hit left is
-// in a slab not searched yet, and comes after the page. Lines without a
+// collectBySlabs fills the page p, in a time order with a limit. One
+// search of the whole answer, stopped past a few slabs' worth of hits,
+// finds a rare word's hits; else the page is filled from its end of the
+// timeline: a slab of time at a time (each one search in path order
+// within a time range), each slab wider than the last by what the hits so
+// far suggest, until the page is full; then every hit left is in a slab
+// not searched yet, and comes after the page. Lines without a
 // time come after all timed ones, in either order. A page of a common word
 // so reads its first slab's hits instead of every hit (INFO newest over
 // 1 GiB: all 2.9M lines timed to keep 100). The hits past the last slab
