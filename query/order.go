@@ -383,9 +383,7 @@ func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, timed bool, 
 		return slab
 	}
 	if o == OrderNewest {
-		if halve {
-			slab.From = max(slab.From, mid)
-		}
+		slab.From = max(slab.From, mid, pageBeforeEnd(got, limit, slab.To))
 		if len(got) >= limit {
 			slab.From = max(slab.From, got[limit-1].t)
 		}
@@ -398,6 +396,29 @@ func narrowSlab(slab TimeRange, got []timedHit, o Order, limit int, timed bool, 
 		}
 	}
 	return slab
+}
+
+// pageBeforeEnd is where hits as dense as got's (sorted newest first)
+// would give two pages' worth before the end of their files' times (and
+// before to): a log that ends hours before the others, holding all the
+// hits, has its last ones there. math.MinInt64 when got's files have no
+// indexed times.
+func pageBeforeEnd(got []timedHit, limit int, to int64) int64 {
+	end := int64(math.MinInt64)
+	var f *File
+	for i := range got {
+		if got[i].f != f {
+			f = got[i].f
+			if _, last, ok := f.TimeRange(); ok {
+				end = max(end, last)
+			}
+		}
+	}
+	if end == math.MinInt64 || len(got) == 0 {
+		return math.MinInt64
+	}
+	span := satSub(got[0].t, got[len(got)-1].t)
+	return satSub(min(end, to-1), satMul(span, int64(2*limit))/int64(len(got)))
 }
 
 // timeExtent is the range of the times of every indexed line (ok false:
