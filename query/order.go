@@ -206,7 +206,7 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 			lo = max(lo, c.Time)
 		}
 	}
-	first, last, timed := s.timeExtent()
+	first, last, timed := s.ix.TimeRange()
 	share, capMin, probe := int64(slabShare), slabCapMin, probeMax
 	if s.slabShare > 0 {
 		share, capMin, probe = int64(s.slabShare), s.slabCapMin, 1
@@ -419,21 +419,6 @@ func pageBeforeEnd(got []timedHit, limit int, to int64) int64 {
 	}
 	span := satSub(got[0].t, got[len(got)-1].t)
 	return satSub(min(end, to-1), satMul(span, int64(2*limit))/int64(len(got)))
-}
-
-// timeExtent is the range of the times of every indexed line (ok false:
-// none has one).
-func (s *Searcher) timeExtent() (first, last int64, ok bool) {
-	s.extentOnce.Do(func() {
-		e := &s.extent
-		e.first, e.last = math.MaxInt64, math.MinInt64
-		for _, f := range s.files {
-			if lo, hi, t := f.TimeRange(); t {
-				e.first, e.last, e.ok = min(e.first, lo), max(e.last, hi), true
-			}
-		}
-	})
-	return s.extent.first, s.extent.last, s.extent.ok
 }
 
 // add sums o's counts into st and takes what o reports that st does not

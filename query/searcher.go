@@ -80,12 +80,6 @@ type Searcher struct {
 	slabShare, slabCapMin int
 	// mapReads: hits are read from mappings of the log files (SetMappedReads).
 	mapReads bool
-	// extent: the range of the indexed lines' times (timeExtent).
-	extentOnce sync.Once
-	extent     struct {
-		first, last int64
-		ok          bool
-	}
 	// damagedFiles have lines in segments that could not be opened: they
 	// are read whole.
 	damagedFiles map[uint64]bool
