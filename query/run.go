@@ -247,13 +247,8 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 			extra += int64(n) // exact: nothing to read
 			return nil
 		}
-		if countOnly && nverify == 0 && t.tr != nil && t.hist == nil && t.times != nil && sp.TimeSorted {
-			c, err := t.times.countSorted(t.tr, p.cands, lo, hi)
-			extra += c
-			return err
-		}
-		if countOnly && nverify == 0 && t.hist != nil && t.times != nil && sp.TimeSorted {
-			c, err := t.times.histSorted(t.tr, t.hist, p.cands, lo, hi)
+		if countOnly && nverify == 0 && (t.tr != nil || t.hist != nil) && t.times != nil && sp.TimeSorted {
+			c, err := t.times.countSorted(t.tr, t.hist, p.cands, lo, hi)
 			extra += c
 			return err
 		}
@@ -308,7 +303,7 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 						} else {
 							// (a page in a time order counts the hits past its
 							// last slab so: 500,000 of INFO in one span)
-							c, err := t.times.countSorted(t.tr, p.cands, id, hi)
+							c, err := t.times.countSorted(t.tr, nil, p.cands, id, hi)
 							if err != nil {
 								return err
 							}

@@ -276,49 +276,18 @@ func searchFrom(n, guess int, pred func(int) bool) int {
 	}
 }
 
-// countSorted counts the members of cands in [lo, hi), lines of a span
-// whose groups are in time order already narrowed by window, that lie in
-// tr. Every group but the first and the last then lies wholly in tr (its
-// min is at least the first's max, its max at most the last's min), so
-// their lines are counted at once, by rank; only the two edge groups'
-// lines are timed.
-func (st *spanTimes) countSorted(tr *TimeRange, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
-	if hi <= lo {
-		return 0, nil
-	}
-	groupStart := func(id uint32) uint32 { return id - (id-st.sp.FirstLine)%mmapstore.GroupSize }
-	firstEnd := min(hi, groupStart(lo)+mmapstore.GroupSize)
-	lastStart := max(groupStart(hi-1), firstEnd)
-	n := int64(rangeCard(cands, firstEnd, lastStart))
-	for _, r := range [2][2]uint32{{lo, firstEnd}, {lastStart, hi}} {
-		it := cands.Iterator()
-		for it.AdvanceIfNeeded(r[0]); it.HasNext(); {
-			id := it.Next()
-			if id >= r[1] {
-				break
-			}
-			ts, timed, err := st.at(id)
-			if err != nil {
-				return 0, err
-			}
-			if tr.keep(ts, timed) {
-				n++
-			}
-		}
-	}
-	return n, nil
-}
-
-// histSorted counts the members of cands in [lo, hi) that lie in tr
-// into h, and returns how many there are: lines of a span whose groups
-// are in time order, the range narrowed by window when tr is set (so
-// every group but the first and the last lies wholly in tr). Groups'
-// mins and maxes both only grow, so the groups after one that lie in its
-// bucket are found by a search for the first reaching past it, and
-// counted at once, by rank; only the lines of the two edge groups and of
-// groups straddling a bucket's end are timed. A common word's histogram
-// read a time group entry for each of its 2.9M lines.
-func (st *spanTimes) histSorted(tr *TimeRange, h *Histogram, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
+// countSorted counts the members of cands in [lo, hi) that lie in tr,
+// and into h when not nil: lines of a span whose groups are in time order,
+// the range narrowed by window when tr is set. Every group but the first
+// and the last then lies wholly in tr (its min is at least the first's
+// max, its max at most the last's min), so their lines are counted at
+// once, by rank; only the two edge groups' lines are timed. Groups' mins
+// and maxes both only grow, so with a histogram the groups after one that
+// lie in its bucket are found by a search for the first reaching past
+// it, and counted at once too; only groups straddling a bucket's end are
+// timed besides (a common word's histogram read a time group entry for
+// each of its 2.9M lines).
+func (st *spanTimes) countSorted(tr *TimeRange, h *Histogram, cands *roaring.Bitmap, lo, hi uint32) (int64, error) {
 	if hi <= lo {
 		return 0, nil
 	}
@@ -335,7 +304,9 @@ func (st *spanTimes) histSorted(tr *TimeRange, h *Histogram, cands *roaring.Bitm
 				return err
 			}
 			if tr.keep(ts, timed) {
-				h.add(ts, timed, 1)
+				if h != nil {
+					h.add(ts, timed, 1)
+				}
 				n++
 			}
 		}
@@ -350,7 +321,10 @@ func (st *spanTimes) histSorted(tr *TimeRange, h *Histogram, cands *roaring.Bitm
 	}
 	group := func(k uint32) (mmapstore.TimeGroup, error) { return st.seg.TimeGroupOf(st.sp.FirstGroup + k) }
 	kEnd := (lastStart - st.sp.FirstLine) / gs // interior groups: [k, kEnd)
-	for k := (firstEnd - st.sp.FirstLine) / gs; k < kEnd; {
+	if h == nil {
+		n += int64(rangeCard(cands, firstEnd, lastStart))
+	}
+	for k := (firstEnd - st.sp.FirstLine) / gs; h != nil && k < kEnd; {
 		tg, err := group(k)
 		if err != nil {
 			return 0, err
