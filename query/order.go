@@ -222,14 +222,7 @@ func (s *Searcher) collectBySlabs(ctx context.Context, q *Query, opt Options, p 
 		// path-order page does (the same hits): no count after the slabs.
 		all := inPathOrder(opt, &TimeRange{From: lo, To: hi, ExcludeUntimed: !untimed})
 		all.Limit, all.CountAll = probe*slabMax, all.CountAll && opt.After == nil
-		var got []timedHit
-		sst, err := s.Search(ctx, q, all, func(h *Hit) error {
-			if th := timedOf(h); opt.Order.afterCursor(&th, p.after) {
-				got = append(got, th)
-			}
-			return nil
-		})
-		st.add(sst)
+		got, sst, err := s.hitsAfter(ctx, q, all, opt.Order, p.after, st)
 		if err != nil {
 			return st, err
 		}
@@ -343,18 +336,26 @@ func (s *Searcher) slabHits(ctx context.Context, q *Query, opt Options, tr *Time
 	if capped {
 		inner.Limit, inner.CountAll = most, false // (a page: it stops there)
 	}
-	sst, err := s.Search(ctx, q, inner, func(h *Hit) error {
-		if th := timedOf(h); opt.Order.afterCursor(&th, after) {
-			got = append(got, th)
-		}
-		return nil
-	})
-	st.add(sst)
+	got, sst, err := s.hitsAfter(ctx, q, inner, opt.Order, after, st)
 	aborted = err == nil && capped && sst.Truncated
 	// (an aborted search's count stopped at its page: not a lower bound
 	// of the page's; a search's own is, a file cut short while read)
 	st.TotalAtLeast = st.TotalAtLeast || err == nil && !aborted && sst.TotalAtLeast
 	return got, aborted, err
+}
+
+// hitsAfter runs the path-order search inner and returns its hits after
+// the cursor in order o, adding its work to st.
+func (s *Searcher) hitsAfter(ctx context.Context, q *Query, inner Options, o Order, after *Cursor, st *Stats) ([]timedHit, *Stats, error) {
+	var got []timedHit
+	sst, err := s.Search(ctx, q, inner, func(h *Hit) error {
+		if th := timedOf(h); o.afterCursor(&th, after) {
+			got = append(got, th)
+		}
+		return nil
+	})
+	st.add(sst)
+	return got, sst, err
 }
 
 // narrowSlab is the part of a slab to search instead of it, at the
