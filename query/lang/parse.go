@@ -182,7 +182,9 @@ func (p *parser) keyword(kw string) bool {
 		return false
 	}
 	j := p.i + len(kw)
-	return j == len(p.q) || isSpace(p.q[j]) || p.q[j] == '(' || p.q[j] == '"' || p.q[j] == '\'' || p.q[j] == '/'
+	// ")" ends an operator as a space does: "(error OR)" is an OR missing
+	// its right-hand side, not the word "or".
+	return j == len(p.q) || isSpace(p.q[j]) || p.q[j] == '(' || p.q[j] == ')' || p.q[j] == '"' || p.q[j] == '\'' || p.q[j] == '/'
 }
 
 func (p *parser) or() (Node, error) {

@@ -60,6 +60,11 @@ func TestParseErrors(t *testing.T) {
 		{"(error", ModeQuery, 0, "unclosed ("},
 		{"error)", ModeQuery, 5, "unbalanced )"},
 		{"a AND", ModeQuery, 2, "AND needs a right-hand side"},
+		// An operator right before ")" is one, as before a space.
+		{"(error OR)", ModeQuery, 7, "OR needs a right-hand side"},
+		{"(a AND)", ModeQuery, 3, "AND needs a right-hand side"},
+		{"(NOT)", ModeQuery, 1, "NOT needs an operand"},
+		{"x (a NOT)", ModeQuery, 5, "NOT needs an operand"},
 		{"OR a", ModeQuery, 0, "OR needs a left-hand side"},
 		{`"abc`, ModeQuery, 0, "unclosed \""},
 		{"x 'abc", ModeQuery, 2, "unclosed '"},
