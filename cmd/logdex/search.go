@@ -103,7 +103,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(contextFlag{&sf.after}, "A", "print `N` lines of context after each match (over -C's)")
 	fs.Var(contextFlag{&sf.before}, "B", "print `N` lines of context before each match (over -C's)")
 	fs.Var(contextFlag{&sf.context}, "C", "print `N` lines of context around each match")
-	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matches")
+	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matching lines printed (-c, -l and -L still count or name every file)")
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
 	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
