@@ -52,6 +52,7 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
+	s.awaitCreated(r.Context())
 	sn := s.acquire()
 	if sn == nil {
 		unavailable(w, 5, "index not ready")

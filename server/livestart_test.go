@@ -1,7 +1,10 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,5 +41,68 @@ func TestLiveIndexingStartsWithFirstSnapshot(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the append was not indexed in 10 s: live indexing did not start")
 		}
+	}
+}
+
+// TestCreatedFileIsSearched: a log created (or a rotation compressed into
+// place) after the last live run is in the answer of a search made right
+// after: the search waits for the run the creation starts, instead of
+// answering without the file until the next run (LiveDelay and the run's
+// time later). The delay here is long, so that an answer given without
+// waiting could not have the file.
+func TestCreatedFileIsSearched(t *testing.T) {
+	fx := newFixture(t)
+	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(), Reindex: fx.reindexFunc(), LiveDelay: 500 * time.Millisecond})
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	go s.Serve(ln)
+	defer s.Close()
+	_, err = s.Reload()
+	must(t, err)
+	base := "http://" + ln.Addr().String()
+	count := func(path string) int64 {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		must(t, err)
+		defer resp.Body.Close()
+		var v struct {
+			Total int64 `json:"total"`
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+		must(t, json.NewDecoder(resp.Body).Decode(&v))
+		return v.Total
+	}
+	for i, name := range []string{"fresh.log", "sub/fresher.log"} {
+		word := fmt.Sprintf("zzcreated%d", i)
+		p := filepath.Join(fx.logs, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte("2026-11-30T12:00:00Z INFO "+word+" written after the run\n"), 0o644))
+		// (the barrier: the creation's event is noted before the search)
+		s.watching.Load().Sync()
+		if n := count("/api/search?limit=10&q=" + word); n != 1 {
+			t.Fatalf("%s created: search total %d, want 1", name, n)
+		}
+	}
+	// A histogram after another creation waits as well.
+	must(t, os.WriteFile(filepath.Join(fx.logs, "third.log"), []byte("2026-11-30T12:00:00Z INFO zzcreated3\n"), 0o644))
+	s.watching.Load().Sync()
+	resp, err := http.Get(base + "/api/histogram?q=zzcreated3")
+	must(t, err)
+	var h struct {
+		Buckets []struct {
+			Count int64 `json:"count"`
+		} `json:"buckets"`
+	}
+	must(t, json.NewDecoder(resp.Body).Decode(&h))
+	resp.Body.Close()
+	var sum int64
+	for _, b := range h.Buckets {
+		sum += b.Count
+	}
+	if sum != 1 {
+		t.Fatalf("histogram of a created file's word: %d, want 1", sum)
 	}
 }

@@ -88,6 +88,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer leave()
+	s.awaitCreated(r.Context()) // (not in a slot: it may wait for a live run)
 	slot, ok := s.admit(w, r)
 	if !ok {
 		return

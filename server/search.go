@@ -219,6 +219,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
+	s.awaitCreated(r.Context()) // files created since the last live run, in the snapshot
 	sn := s.acquire()
 	if sn == nil {
 		unavailable(w, 5, "index not ready")

@@ -181,7 +181,11 @@ type Server struct {
 	watch       *live.Watch                // under reloadMu
 	watchKey    string                     // the roots watched
 	watching    atomic.Pointer[live.Watch] // s.watch, for status readers
-	reindex     reindexState
+	// covered is the watch sequence (live.Watch.Seq) read before the walk
+	// of the last run that worked: the snapshot served has every file
+	// created up to it (awaitCreated).
+	covered atomic.Uint64
+	reindex reindexState
 
 	httpSrv  *http.Server
 	loopStop context.CancelFunc

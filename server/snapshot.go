@@ -197,6 +197,7 @@ func (s *Server) reindexLoop(ctx context.Context) {
 		case <-changes:
 			select {
 			case <-time.After(s.opt.LiveDelay):
+			case <-s.trigger: // a search waits for it (awaitCreated): now
 			case <-ctx.Done():
 				return
 			}
@@ -273,6 +274,11 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 
 	t0 := time.Now()
 	run := &ReindexRun{Start: t0}
+	w := s.watching.Load()
+	var from uint64 // the files created up to here are in this run's walk
+	if w != nil {
+		from = w.Seq()
+	}
 	var err error
 	if s.opt.Reindex != nil {
 		var res ReindexResult
@@ -285,6 +291,10 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 	changed := false
 	if err == nil {
 		changed, err = s.Reload()
+	}
+	if err == nil && w != nil && s.watching.Load() == w {
+		for c := s.covered.Load(); c < from && !s.covered.CompareAndSwap(c, from); c = s.covered.Load() {
+		}
 	}
 	run.Duration = float64(time.Since(t0).Microseconds()) / 1000
 	switch {
@@ -323,6 +333,50 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 	s.reindex.mu.Unlock()
 	return err
 }
+
+// awaitCreated waits, when live indexing runs, until the snapshot served
+// holds the files whose creation (or rename into place, or removal) the
+// watch has noted: a new log, or a rotation just compressed, is otherwise
+// searched only from the next live run on, and an answer given meanwhile
+// would silently leave it out. It pokes the re-index loop so that the run
+// starts at once, and gives up after createdWait (or when ctx ends, or
+// while runs fail: answers then say that files added since are not
+// searched). A creation whose event inotify has not delivered yet is not
+// waited for: the window is the delivery's (microseconds to
+// milliseconds), not a live run's.
+func (s *Server) awaitCreated(ctx context.Context) {
+	w := s.watching.Load()
+	if w == nil || s.opt.Reindex == nil || s.opt.LiveDelay <= 0 || w.Err() != nil {
+		return
+	}
+	want := w.ListingSeq()
+	if want <= s.covered.Load() {
+		return
+	}
+	if _, failing := s.behind(); failing {
+		return
+	}
+	poke(s.trigger)
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	deadline := time.After(createdWait)
+	for s.covered.Load() < want {
+		select {
+		case <-t.C:
+		case <-deadline:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if s.watching.Load() != w {
+			return // (the watch was replaced: its sequences are not ours)
+		}
+	}
+}
+
+// createdWait bounds awaitCreated: a live run over a busy tree that takes
+// longer is not waited for.
+const createdWait = 2 * time.Second
 
 // behind says, while re-indexing fails (index disk full, index directory
 // not writable), that answers miss the files added to the logs since:

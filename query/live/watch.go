@@ -32,6 +32,7 @@ type Watch struct {
 	changed map[string]uint64 // path -> seq of its last change
 	// listings: directory -> seq of the last change of its entries
 	listings map[string]uint64
+	listed   uint64          // seq of the last change of any directory's entries
 	reset    uint64          // nothing before this is vouched for
 	broken   error           // set when watching stopped working
 	roots    map[string]bool // the directories watched at the top
@@ -214,6 +215,20 @@ func (w *Watch) now() uint64 {
 	return w.seq
 }
 
+// Seq is the sequence of the changes noted so far: a walk of the roots
+// that starts after reading it sees every file created, removed or
+// renamed up to it (ListingSeq).
+func (w *Watch) Seq() uint64 { return w.now() }
+
+// ListingSeq is the sequence of the last change noted of any watched
+// directory's entries (a file created, removed or renamed), or of events
+// lost: the files a walk found before that may not be all there are.
+func (w *Watch) ListingSeq() uint64 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return max(w.listed, w.reset)
+}
+
 // unchangedSince reports whether path and the directories above it have
 // seen no change after seq.
 func (w *Watch) unchangedSince(path string, seq uint64) bool {
@@ -335,6 +350,7 @@ func (w *Watch) noteListing(dir string) {
 	defer w.mu.Unlock()
 	w.seq++
 	w.listings[dir] = w.seq
+	w.listed = w.seq
 }
 
 // listingUnchangedSince reports whether dir's entries saw no change after
