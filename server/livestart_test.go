@@ -19,14 +19,9 @@ import (
 // plus a run, with no periodic re-index to fall back on.
 func TestLiveIndexingStartsWithFirstSnapshot(t *testing.T) {
 	fx := newFixture(t)
-	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(), Reindex: fx.reindexFunc(), LiveDelay: 20 * time.Millisecond})
-	must(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go s.Serve(ln)
-	defer s.Close()
+	s, _ := serveLive(t, fx, 20*time.Millisecond)
 	time.Sleep(20 * time.Millisecond) // the loop is waiting, without a watch
-	_, err = s.Reload()
+	_, err := s.Reload()
 	must(t, err)
 	gen, _ := s.Ready()
 	f, err := os.OpenFile(filepath.Join(fx.logs, "app.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -52,15 +47,9 @@ func TestLiveIndexingStartsWithFirstSnapshot(t *testing.T) {
 // waiting could not have the file.
 func TestCreatedFileIsSearched(t *testing.T) {
 	fx := newFixture(t)
-	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(), Reindex: fx.reindexFunc(), LiveDelay: 500 * time.Millisecond})
+	s, base := serveLive(t, fx, 500*time.Millisecond)
+	_, err := s.Reload()
 	must(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	go s.Serve(ln)
-	defer s.Close()
-	_, err = s.Reload()
-	must(t, err)
-	base := "http://" + ln.Addr().String()
 	count := func(path string) int64 {
 		t.Helper()
 		resp, err := http.Get(base + path)
@@ -105,4 +94,18 @@ func TestCreatedFileIsSearched(t *testing.T) {
 	if sum != 1 {
 		t.Fatalf("histogram of a created file's word: %d, want 1", sum)
 	}
+}
+
+// serveLive serves fx's index over HTTP with live indexing (the fixture's
+// re-index run LiveDelay after a change), no snapshot open yet; base is
+// its URL.
+func serveLive(t *testing.T, fx *fixture, delay time.Duration) (s *Server, base string) {
+	t.Helper()
+	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(), Reindex: fx.reindexFunc(), LiveDelay: delay})
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return s, "http://" + ln.Addr().String()
 }
