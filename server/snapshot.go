@@ -346,14 +346,14 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 // milliseconds), not a live run's.
 func (s *Server) awaitCreated(ctx context.Context) {
 	w := s.watching.Load()
-	if w == nil || s.opt.Reindex == nil || s.opt.LiveDelay <= 0 || w.Err() != nil {
+	if w == nil || s.opt.Reindex == nil || s.opt.LiveDelay <= 0 {
 		return
 	}
 	want := w.ListingSeq()
 	if want <= s.covered.Load() {
-		return
+		return // (every search passes here: two reads)
 	}
-	if _, failing := s.behind(); failing {
+	if _, failing := s.behind(); failing || w.Err() != nil {
 		return
 	}
 	poke(s.trigger)
