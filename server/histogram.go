@@ -52,14 +52,17 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
-	s.awaitCreated(r.Context())
+	presynced := s.awaitCreated(r.Context())
 	sn := s.acquire()
 	if sn == nil {
 		unavailable(w, 5, "index not ready")
 		return
 	}
 	defer sn.unref()
-	synced := sn.s.StartSyncFiles() // runs while the search queues for a slot
+	synced := func() {}
+	if !presynced {
+		synced = sn.s.StartSyncFiles() // runs while the search queues for a slot
+	}
 	slot, ok := s.admit(w, r)
 	if !ok {
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -69,15 +70,26 @@ func TestCreatedFileIsSearched(t *testing.T) {
 		p := filepath.Join(fx.logs, name)
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, []byte("2026-11-30T12:00:00Z INFO "+word+" written after the run\n"), 0o644))
-		// (the barrier: the creation's event is noted before the search)
-		s.watching.Load().Sync()
 		if n := count("/api/search?limit=10&q=" + word); n != 1 {
 			t.Fatalf("%s created: search total %d, want 1", name, n)
 		}
 	}
+	// copytruncate of a log just appended to: the appended line is in the
+	// copy only, a file no run has walked yet.
+	log := filepath.Join(fx.logs, "db", "postgres.log")
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("2026-11-30T12:00:00.000 UTC [1] LOG:  zzcopied before the copy\n")
+	must(t, errors.Join(err, f.Close()))
+	body, err := os.ReadFile(log)
+	must(t, err)
+	must(t, os.WriteFile(log+".1", body, 0o644))
+	must(t, os.Truncate(log, 0))
+	if n := count("/api/search?limit=10&q=zzcopied"); n != 1 {
+		t.Fatalf("copytruncate: search total %d, want 1", n)
+	}
 	// A histogram after another creation waits as well.
 	must(t, os.WriteFile(filepath.Join(fx.logs, "third.log"), []byte("2026-11-30T12:00:00Z INFO zzcreated3\n"), 0o644))
-	s.watching.Load().Sync()
 	resp, err := http.Get(base + "/api/histogram?q=zzcreated3")
 	must(t, err)
 	var h struct {

@@ -219,7 +219,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, perr)
 		return
 	}
-	s.awaitCreated(r.Context()) // files created since the last live run, in the snapshot
+	// Files created since the last live run, in the snapshot.
+	presynced := s.awaitCreated(r.Context())
 	sn := s.acquire()
 	if sn == nil {
 		unavailable(w, 5, "index not ready")
@@ -241,7 +242,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if changes, ok := s.changeSeq(sn); ok {
 		key = p.key(sn.seq) + "\x00" + strconv.FormatUint(changes, 10)
 		body, lead = s.cache.get(r.Context(), key)
-	} else {
+	} else if !presynced {
 		synced = sn.s.StartSyncFiles() // waited for in the slot
 	}
 	if body != nil {

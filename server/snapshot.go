@@ -336,25 +336,26 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 
 // awaitCreated waits, when live indexing runs, until the snapshot served
 // holds the files whose creation (or rename into place, or removal) the
-// watch has noted: a new log, or a rotation just compressed, is otherwise
-// searched only from the next live run on, and an answer given meanwhile
-// would silently leave it out. It pokes the re-index loop so that the run
+// watch has noted: a new log, a rotation just compressed, or the copy of
+// a copytruncate is otherwise searched only from the next live run on,
+// and an answer given meanwhile would silently leave it out. It first
+// syncs the watch (its barrier), so that every change completed before
+// the request is noted, then pokes the re-index loop so that the run
 // starts at once, and gives up after createdWait (or when ctx ends, or
 // while runs fail: answers then say that files added since are not
-// searched). A creation whose event inotify has not delivered yet is not
-// waited for: the window is the delivery's (microseconds to
-// milliseconds), not a live run's.
-func (s *Server) awaitCreated(ctx context.Context) {
+// searched). It waits outside the search slots. synced reports that the
+// barrier round was made: the search need not make its own.
+func (s *Server) awaitCreated(ctx context.Context) (synced bool) {
 	w := s.watching.Load()
-	if w == nil || s.opt.Reindex == nil || s.opt.LiveDelay <= 0 {
-		return
+	if w == nil || s.opt.Reindex == nil || s.opt.LiveDelay <= 0 || !w.Sync() {
+		return false
 	}
 	want := w.ListingSeq()
 	if want <= s.covered.Load() {
-		return // (every search passes here: two reads)
+		return true // (every search passes here)
 	}
 	if _, failing := s.behind(); failing || w.Err() != nil {
-		return
+		return true
 	}
 	poke(s.trigger)
 	t := time.NewTicker(2 * time.Millisecond)
@@ -364,14 +365,15 @@ func (s *Server) awaitCreated(ctx context.Context) {
 		select {
 		case <-t.C:
 		case <-deadline:
-			return
+			return true
 		case <-ctx.Done():
-			return
+			return true
 		}
 		if s.watching.Load() != w {
-			return // (the watch was replaced: its sequences are not ours)
+			return false // (the watch was replaced: its sequences are not ours)
 		}
 	}
+	return true
 }
 
 // createdWait bounds awaitCreated: a live run over a busy tree that takes
