@@ -300,9 +300,10 @@ var mapMin int64 = 1 << 20
 func (s *Searcher) SetWatch(w *live.Watch) { s.logs.SetWatch(w) }
 
 // ChangeSeq tells whether the logs changed: an answer computed when it
-// returned the same seq is still the answer (a cache key). ok is false
-// without a watch to vouch for that.
-func (s *Searcher) ChangeSeq() (seq uint64, ok bool) { return s.logs.ChangeSeq() }
+// returned the same seq is still the answer (a cache key). It syncs the
+// watch first, unless synced (the caller just did). ok is false without a
+// watch to vouch for that.
+func (s *Searcher) ChangeSeq(synced bool) (seq uint64, ok bool) { return s.logs.ChangeSeq(synced) }
 
 // Location is the zone the index's times were computed in (for rendering
 // them as written).

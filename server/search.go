@@ -239,7 +239,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	var lead *flight
 	key := ""
 	synced := func() {}
-	if changes, ok := s.changeSeq(sn); ok {
+	if changes, ok := s.changeSeq(sn, presynced); ok {
 		key = p.key(sn.seq) + "\x00" + strconv.FormatUint(changes, 10)
 		body, lead = s.cache.get(r.Context(), key)
 	} else if !presynced {
@@ -299,12 +299,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 }
 
 // changeSeq is the watch's change sequence when answers are cached (ok
-// false otherwise: nothing to key them by).
-func (s *Server) changeSeq(sn *snapshot) (uint64, bool) {
+// false otherwise: nothing to key them by); synced: the watch was synced
+// for this request already.
+func (s *Server) changeSeq(sn *snapshot, synced bool) (uint64, bool) {
 	if !s.cache.enabled() {
 		return 0, false
 	}
-	return sn.s.ChangeSeq()
+	return sn.s.ChangeSeq(synced)
 }
 
 // writeBody sends a rendered JSON body.

@@ -139,11 +139,11 @@ func (s *Set) StartSync() (wait func()) {
 	return func() { <-done }
 }
 
-// ChangeSeq syncs and returns the Watch's change sequence: while it stays
-// the same, no file beneath the roots changed. ok is false when no watch
-// vouches for that.
-func (s *Set) ChangeSeq() (seq uint64, ok bool) {
-	if s.watch == nil || !s.watch.Sync() {
+// ChangeSeq syncs (unless synced: the caller just did) and returns the
+// Watch's change sequence: while it stays the same, no file beneath the
+// roots changed. ok is false when no watch vouches for that.
+func (s *Set) ChangeSeq(synced bool) (seq uint64, ok bool) {
+	if s.watch == nil || !synced && !s.watch.Sync() {
 		return 0, false
 	}
 	return s.watch.now(), s.watch.Err() == nil
