@@ -180,7 +180,7 @@ func TestOnlyQueryWithoutIndexIsSkipped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"--smoke", "--cache-dir", dir, "--only", "queries"}, &out, &errOut); code != 0 {
+	if code := run(context.Background(), []string{"--smoke", "--mb", "1", "--cache-dir", dir, "--only", "queries"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "_Skipped: no index built yet") {
@@ -320,7 +320,7 @@ func TestLiveSection(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	js := filepath.Join(dir, "bench.json")
-	code := run(context.Background(), []string{"--only", "live", "--mb", "8", "--live-seconds", "2", "--live-mbps", "1", "--live-files", "4",
+	code := run(context.Background(), []string{"--only", "live", "--mb", "2", "--live-seconds", "2", "--live-mbps", "1", "--live-files", "4",
 		"--live-qps", "10", "--cache-dir", dir, "--json", js}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
