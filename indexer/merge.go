@@ -56,6 +56,11 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 		return nil
 	}
 	sets, live := u.mergeSets()
+	return u.mergeAll(ctx, sets, live, buf)
+}
+
+// mergeAll rewrites the merges sets.
+func (u *update) mergeAll(ctx context.Context, sets [][]mergeSeg, live map[uint64]int, buf []byte) error {
 	for _, set := range sets {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -82,11 +87,21 @@ func (u *update) merge(ctx context.Context, buf []byte) error {
 	return nil
 }
 
-// mergeBuffered is merge with a pooled read buffer.
+// mergeBuffered is merge with a pooled read buffer, taken only when a
+// merge is due: a fresh 4 MiB is zeroed page by page, 1,000 page faults
+// (11 ms on a VM where one costs 11 µs) in every update that merges
+// nothing, a `logdex search`'s included.
 func (u *update) mergeBuffered(ctx context.Context) error {
+	if u.opt.NoMerge {
+		return nil
+	}
+	sets, live := u.mergeSets()
+	if len(sets) == 0 {
+		return nil
+	}
 	bp := getReadBuf()
 	defer putReadBuf(bp)
-	return u.merge(ctx, *bp)
+	return u.mergeAll(ctx, sets, live, *bp)
 }
 
 // mergeSets picks the merges due among u.segments; live maps the ids of

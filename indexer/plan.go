@@ -144,13 +144,23 @@ func (u *update) build(ctx context.Context) error {
 			if u.opt.WorkerStart != nil {
 				u.opt.WorkerStart()
 			}
-			bp := getReadBuf()
-			defer putReadBuf(bp)
-			buf := *bp
-			terms := newTermTable() // this worker's, reused segment after segment
+			// The read buffer and term table are taken at the first job: a
+			// run with less to do than workers starts some for nothing.
+			var bp *[]byte
+			defer func() {
+				if bp != nil {
+					putReadBuf(bp)
+				}
+			}()
+			var buf []byte
+			var terms *termTable // this worker's, reused segment after segment
 			for j := range jobs {
 				if ctx.Err() != nil {
 					continue
+				}
+				if bp == nil {
+					bp = getReadBuf()
+					buf, terms = *bp, newTermTable()
 				}
 				if j.parts == nil {
 					refs, parts, err := u.buildStream(ctx, j.stream, buf, terms, func(n int64) { done.Add(n) })
