@@ -140,6 +140,7 @@ func testLogs(t *testing.T, browser context.Context) {
 	}
 
 	t.Run("files page groups each log's files in rotation order", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/files")
 		tb.wait("files listed", fmt.Sprintf(`document.querySelectorAll('.files-table tbody tr[data-id]').length === %d`, len(files)))

@@ -189,6 +189,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	daySearch := searchParams("error", "from", dayFrom, "to", dayTo)
 
 	t.Run("time.js reads and writes times in their own zone", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/")
 		const now = 1_800_000_000_000
@@ -231,6 +232,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("histogram counts match the API", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		want := apiSearchAll(t, base, maps.Clone(daySearch))
 		tb.open("/?" + daySearch.Encode())
@@ -265,6 +267,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("dragging the histogram narrows the range", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/?" + daySearch.Encode())
 		shown := checkHist(t, tb, base, daySearch)
@@ -318,6 +321,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("a preset sets the range", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		all := apiSearchAll(t, base, searchParams("upstream"))
 		tb.open("/?q=upstream")
@@ -354,6 +358,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("newest first orders hits by time", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		want := apiSearchAll(t, base, searchParams("INFO", "order", "newest"))
 		if want.Total <= 600 {
@@ -386,6 +391,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("range and order live in the URL", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.allow("status of 400")
 		const from, to = "2026-10-10T06:00:00Z", "2026-10-10T18:00:00Z"
@@ -444,6 +450,7 @@ func testTime(t *testing.T, browser context.Context, base string, files []apiFil
 	})
 
 	t.Run("files page shows time formats and ranges", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/files")
 		tb.wait("files listed", fmt.Sprintf(`document.querySelectorAll('.files-table tbody tr[data-id]').length === %d`, len(files)))

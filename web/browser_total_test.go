@@ -53,6 +53,7 @@ func testTotal(t *testing.T, browser context.Context) {
 	}
 
 	t.Run("a bounded total says at least, and counts all on request", func(t *testing.T) {
+		t.Parallel()
 		tb := newTab(t, browser, base, desktop, false)
 		tb.open("/")
 		tb.search(q)
@@ -69,6 +70,7 @@ func testTotal(t *testing.T, browser context.Context) {
 	})
 
 	t.Run("a bounded total is exact once every page is in", func(t *testing.T) {
+		t.Parallel()
 		small := `"zqxsmall thing"`
 		want := apiSearchAll(t, base, url.Values{"q": {small}, "total": {"exact"}})
 		tb := newTab(t, browser, base, desktop, false)

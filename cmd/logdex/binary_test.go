@@ -53,40 +53,48 @@ func TestSearchLateNULAsGrep(t *testing.T) {
 		{"-F", "match"}, {"-F", "after"}, {"-E", "^ary"}, {"-E", "bin.*ary"}, {"-E", "^match$"},
 		{"-F", "line 5 "}, {"-E", "^$"}, {"-F", "zzz"},
 	}
+	g := newGrepper(t, dir)
 	check := func(phase string, noUpdate bool) {
+		// The phase's greps are queued first, to run while the searches do.
+		type nulCase struct {
+			c     []string
+			count bool
+			grep  *grepRun
+		}
+		var runs []nulCase
 		for _, c := range cases {
 			for _, count := range []bool{true, false} {
-				args := append([]string{"search", "--index", "idx"}, c...)
 				gargs := append([]string{"-rn"}, c...)
 				if count {
-					args = append([]string{"search", "-c", "--index", "idx"}, c...)
 					gargs = append([]string{"-rc"}, c...)
 				}
-				if noUpdate {
-					args = append(args, "--no-update")
-				}
-				got, stderr, code := logdex(t, dir, append(args, "logs")...)
-				cmd := exec.Command("grep", append(gargs, "logs")...)
-				cmd.Dir, cmd.Env = dir, append(os.Environ(), "LC_ALL=C")
-				var wantOut, wantErr strings.Builder // not /dev/null: grep would stop at the first match
-				cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
-				wcode := 0
-				if err := cmd.Run(); err != nil {
-					wcode = cmd.ProcessState.ExitCode()
-				}
-				want := sortGrep(wantOut.String())
-				if code != wcode {
-					t.Fatalf("%s %v count=%v: exit %d, grep %d (stderr %q)", phase, c, count, code, wcode, stderr)
-				}
-				if count && got != want {
-					t.Fatalf("%s %v: -c differs from grep:\n%s", phase, c, firstDiff(got, want))
-				}
-				if g, w := binaryNamed(stderr), binaryNamed(wantErr.String()); !slices.Equal(g, w) {
-					t.Fatalf("%s %v count=%v: binary files %q, grep %q", phase, c, count, g, w)
-				}
-				if strings.Contains(got, "\x00") || strings.Contains(got, "after match") {
-					t.Fatalf("%s %v: printed lines of a binary part", phase, c)
-				}
+				// (Not to /dev/null: grep would stop at the first match.)
+				runs = append(runs, nulCase{c, count, g.start(nil, append(gargs, "logs")...)})
+			}
+		}
+		for _, r := range runs {
+			c, count := r.c, r.count
+			args := append([]string{"search", "--index", "idx"}, c...)
+			if count {
+				args = append([]string{"search", "-c", "--index", "idx"}, c...)
+			}
+			if noUpdate {
+				args = append(args, "--no-update")
+			}
+			got, stderr, code := logdex(t, dir, append(args, "logs")...)
+			wantOut, wcode := r.grep.wait(t)
+			want := sortGrep(wantOut)
+			if code != wcode {
+				t.Fatalf("%s %v count=%v: exit %d, grep %d (stderr %q)", phase, c, count, code, wcode, stderr)
+			}
+			if count && got != want {
+				t.Fatalf("%s %v: -c differs from grep:\n%s", phase, c, firstDiff(got, want))
+			}
+			if gb, wb := binaryNamed(stderr), binaryNamed(r.grep.stderr); !slices.Equal(gb, wb) {
+				t.Fatalf("%s %v count=%v: binary files %q, grep %q", phase, c, count, gb, wb)
+			}
+			if strings.Contains(got, "\x00") || strings.Contains(got, "after match") {
+				t.Fatalf("%s %v: printed lines of a binary part", phase, c)
 			}
 		}
 	}

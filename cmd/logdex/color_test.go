@@ -47,27 +47,39 @@ func TestSearchColorLikeGrep(t *testing.T) {
 		{"-E", "-e", `\<foo`, "-e", `bar\>`}, {"-E", "-e", `\<foo`, "-e", "aa"}, {"-E", `\>`}, {"-E", `\bfoo\b`}, {"-E", `\Bo\B`}, {"-E", `oo\B`}, {"-G", `\<\w`},
 	}
 	tree := [][]string{{"-c", "-F", "ERROR"}, {"-l", "-F", "ERROR"}, {"-L", "-F", "ERROR"}}
+	// Every grep is queued first, to run while the searches do.
+	type colorCase struct {
+		colors string
+		flags  []string
+		tree   bool
+		grep   *grepRun
+	}
+	var cases []colorCase
+	g := newGrepper(t, dir)
 	for _, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "ms=4:mc=7:ln=:fn=", "ms=abc:fn=34", "ms=1x:ln=33", "=5:fn=34", "fn=34=5:ln=33", "ne=1:fn=33", "ms=4:mt", "sl=1:cx=2:rv:zz=9:ln=34", "sl=1:cx=2", "sl=7:ms=:mc=", "cx=4:rv", "a;b:fn=34"} {
-		t.Setenv("GREP_COLORS", colors)
+		env := []string{"GREP_COLORS=" + colors}
 		for i, flags := range append(perFile, perWordFile...) {
 			f := file
 			if i >= len(perFile) {
 				f = "w.log"
 			}
 			args := append(append([]string{"--color=always", "-H"}, flags...), f)
-			got, stderr, code := logdex(t, dir, append([]string{"search"}, args...)...)
-			want, wcode := rawGrep(t, dir, append([]string{"-n"}, args...)...)
-			if code != wcode || got != want {
-				t.Fatalf("GREP_COLORS=%q %v: exit %d, grep %d (%s)\n%s", colors, flags, code, wcode, stderr, firstDiff(got, want))
-			}
+			cases = append(cases, colorCase{colors, args, false, g.start(env, append([]string{"-n"}, args...)...)})
 		}
 		for _, flags := range tree {
 			args := append(append([]string{"--color=always"}, flags...), "logs")
-			got, _, code := logdex(t, dir, append([]string{"search"}, args...)...)
-			want, wcode := rawGrep(t, dir, append([]string{"-r"}, args...)...)
-			if code != wcode || sortedLines(got) != sortedLines(want) {
-				t.Fatalf("GREP_COLORS=%q %v: exit %d, grep %d\n%s", colors, flags, code, wcode, firstDiff(sortedLines(got), sortedLines(want)))
-			}
+			cases = append(cases, colorCase{colors, args, true, g.start(env, append([]string{"-r"}, args...)...)})
+		}
+	}
+	for _, c := range cases {
+		t.Setenv("GREP_COLORS", c.colors)
+		got, stderr, code := logdex(t, dir, append([]string{"search"}, c.flags...)...)
+		want, wcode := c.grep.wait(t)
+		if !c.tree && (code != wcode || got != want) {
+			t.Fatalf("GREP_COLORS=%q %v: exit %d, grep %d (%s)\n%s", c.colors, c.flags, code, wcode, stderr, firstDiff(got, want))
+		}
+		if c.tree && (code != wcode || sortedLines(got) != sortedLines(want)) {
+			t.Fatalf("GREP_COLORS=%q %v: exit %d, grep %d\n%s", c.colors, c.flags, code, wcode, firstDiff(sortedLines(got), sortedLines(want)))
 		}
 	}
 	// The deprecated GREP_COLOR still colours matches, with a warning,

@@ -85,14 +85,10 @@ func TestSearchFollow(t *testing.T) {
 			if _, err := fmt.Sscanf(got, "logs/follow.log:%d:", &first); err != nil {
 				t.Fatalf("%q", got)
 			}
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	for len(lines) > 0 { // probes printed meanwhile
-		<-lines
-	}
-	time.Sleep(200 * time.Millisecond)
-	for len(lines) > 0 {
+	for len(lines) > 0 { // probes printed meanwhile (next skips later ones)
 		<-lines
 	}
 	n := lineCount(t, log)

@@ -128,10 +128,13 @@ func treeLines(t *testing.T, logs string) int64 {
 // holds; it fails the test unless the index is sound.
 func checkIndex(t *testing.T, idx, when string) int64 {
 	t.Helper()
-	out, err := exec.Command(logdexBin(t), "check", "--index", idx).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: logdex check: %v\n%s", when, err, out)
+	// In-process: it checks the index, not a process (a race-detecting
+	// one takes ~0.1 s to start here).
+	var b bytes.Buffer
+	if code := run([]string{"check", "--index", idx}, nil, &b, &b); code != 0 {
+		t.Fatalf("%s: logdex check: exit %d\n%s", when, code, b.Bytes())
 	}
+	out := b.Bytes()
 	m := regexp.MustCompile(`(\d+) lines`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("%s: logdex check says %s", when, out)
@@ -165,12 +168,14 @@ func sameAsGrep(t *testing.T, dir string) {
 	t.Helper()
 	cmd := exec.Command(logdexBin(t), "search", "--no-update", "--index", "idx", "-F", "killtest", "logs")
 	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	must(t, cmd.Start())
+	want, _ := grep(t, dir, "-rn", "-F", "killtest", "logs") // meanwhile
+	if err := cmd.Wait(); err != nil {
 		t.Fatalf("logdex search: %v", err)
 	}
-	want, _ := grep(t, dir, "-rn", "-F", "killtest", "logs")
-	if got := sortGrep(string(out)); got != want {
+	if got := sortGrep(out.String()); got != want {
 		t.Fatalf("search differs from grep: %s", firstDiff(got, want))
 	}
 }
@@ -245,7 +250,9 @@ func TestServeSIGKILL(t *testing.T) {
 		midMerge := round%2 == 0
 		var env []string
 		if midMerge {
-			env = []string{"LOGDEX_DEBUG_MERGE_PAUSE=300ms"}
+			// A merge factor of 2 merges within a few live runs (with
+			// the default 8, the first merge took ~10 s).
+			env = []string{"LOGDEX_DEBUG_MERGE_PAUSE=300ms", "LOGDEX_DEBUG_MERGE_FACTOR=2"}
 		}
 		s := startServe(t, env, args...)
 		kind := killAt(t, r, s.pid, s.stderr.String, s.done, midMerge, 50*time.Millisecond, 650*time.Millisecond)

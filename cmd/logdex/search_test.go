@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,6 +66,81 @@ func rawGrep(t *testing.T, dir string, args ...string) (string, int) {
 	return string(out), 0
 }
 
+// grepper runs grep processes (C locale, from dir) in the order queued on
+// a few workers in the background, so that they overlap each other and
+// the in-process searches they are compared with: a process costs ~10 ms
+// of CPU here, and some tests compare hundreds of cases.
+type grepper struct {
+	dir  string
+	jobs chan *grepRun
+}
+
+// grepRun is a queued grep; its results are set once done is closed.
+type grepRun struct {
+	cmd            *exec.Cmd
+	done           chan struct{}
+	stdout, stderr string
+	code           int
+	err            error
+}
+
+// newGrepper starts the workers; they stop at the end of the test, before
+// its temporary directories are removed.
+func newGrepper(t *testing.T, dir string) *grepper {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &grepper{dir: dir, jobs: make(chan *grepRun, 1<<16)}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case r := <-g.jobs:
+					if ctx.Err() == nil {
+						r.run()
+					}
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return g
+}
+
+// start queues grep args with env added to the environment as it is now.
+func (g *grepper) start(env []string, args ...string) *grepRun {
+	cmd := exec.Command("grep", args...)
+	cmd.Dir = g.dir
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
+	r := &grepRun{cmd: cmd, done: make(chan struct{})}
+	g.jobs <- r
+	return r
+}
+
+func (r *grepRun) run() {
+	defer close(r.done)
+	var out, errb strings.Builder
+	r.cmd.Stdout, r.cmd.Stderr = &out, &errb
+	r.err = r.cmd.Run()
+	if ee, ok := r.err.(*exec.ExitError); ok {
+		r.code, r.err = ee.ExitCode(), nil
+	}
+	r.stdout, r.stderr = out.String(), errb.String()
+}
+
+// wait returns grep's output as it is and its exit status.
+func (r *grepRun) wait(t *testing.T) (string, int) {
+	t.Helper()
+	<-r.done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.stdout, r.code
+}
+
 // sortGrep orders PATH:LINE:TEXT (or PATH:COUNT) lines by path then
 // number. Output without paths (a single file) is already in order.
 func sortGrep(s string) string {
@@ -73,30 +151,38 @@ func sortGrep(s string) string {
 	if len(lines) > 0 && lines[0][0] >= '0' && lines[0][0] <= '9' {
 		return s
 	}
-	key := func(l string) (string, int) {
-		i := strings.IndexByte(l, ':')
-		if i < 0 {
-			return l, 0
-		}
-		rest := l[i+1:]
-		n := 0
-		for _, c := range rest {
-			if c < '0' || c > '9' {
-				break
-			}
-			n = n*10 + int(c-'0')
-		}
-		return l[:i], n
+	// Keys are parsed once, not per comparison: some outputs have
+	// hundreds of thousands of lines.
+	type keyed struct {
+		path string
+		n    int
+		line string
 	}
-	sort.SliceStable(lines, func(a, b int) bool {
-		pa, na := key(lines[a])
-		pb, nb := key(lines[b])
-		if pa != pb {
-			return pa < pb
+	ks := make([]keyed, len(lines))
+	for i, l := range lines {
+		ks[i].line, ks[i].path = l, l
+		if j := strings.IndexByte(l, ':'); j >= 0 {
+			ks[i].path = l[:j]
+			for _, c := range l[j+1:] {
+				if c < '0' || c > '9' {
+					break
+				}
+				ks[i].n = ks[i].n*10 + int(c-'0')
+			}
 		}
-		return na < nb
+	}
+	sort.SliceStable(ks, func(a, b int) bool {
+		if ks[a].path != ks[b].path {
+			return ks[a].path < ks[b].path
+		}
+		return ks[a].n < ks[b].n
 	})
-	return strings.Join(lines, "")
+	var out strings.Builder
+	out.Grow(len(s))
+	for _, k := range ks {
+		out.WriteString(k.line)
+	}
+	return out.String()
 }
 
 func TestSearchMatchesGrep(t *testing.T) {
@@ -219,10 +305,17 @@ func TestSearchMatchesGrep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range cases {
+	// Every grep is queued first, to run while the searches do.
+	g := newGrepper(t, dir)
+	greps := make([]*grepRun, len(cases))
+	for i, tc := range cases {
+		greps[i] = g.start(nil, tc.grep...)
+	}
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, stderr, code := logdex(t, dir, tc.logdex...)
-			want, wcode := grep(t, dir, tc.grep...)
+			want, wcode := greps[i].wait(t)
+			want = sortGrep(want)
 			if code != wcode {
 				t.Fatalf("exit %d, grep %d (stderr %q)", code, wcode, stderr)
 			}
@@ -233,8 +326,8 @@ func TestSearchMatchesGrep(t *testing.T) {
 	}
 }
 
-// TestSearchContext compares -A/-B/-C with grep, file by file (grep's
-// own file order is the directory's), joined with "--" as grep does.
+// TestSearchContext compares -A/-B/-C with grep, given the files in
+// logdex's order (grep -r's own file order is the directory's).
 func TestSearchContext(t *testing.T) {
 	if _, err := exec.LookPath("grep"); err != nil {
 		t.Skip("grep not installed")
@@ -257,17 +350,9 @@ func TestSearchContext(t *testing.T) {
 		for _, pat := range []string{"ERROR", "Exception", "GET /api"} {
 			args := append(append([]string{"search", "-F"}, flags...), pat, "logs")
 			got, _, _ := logdex(t, dir, args...)
-			var parts []string
-			for _, f := range files {
-				out, _ := grep(t, dir, append(append([]string{"-n", "-H", "-F"}, flags...), pat, f)...)
-				if out != "" {
-					parts = append(parts, strings.TrimSuffix(unsortGrep(dir, append(append([]string{"-n", "-H", "-F"}, flags...), pat, f)...), "\n"))
-				}
-			}
-			want := ""
-			if len(parts) > 0 {
-				want = strings.Join(parts, "\n--\n") + "\n"
-			}
+			// One grep over the files in order: it prints "--" between
+			// files as between groups (a process per file cost seconds).
+			want := unsortGrep(dir, append(append(append([]string{"-n", "-H", "-F"}, flags...), pat), files...)...)
 			if got != want {
 				t.Fatalf("%v %q:\n%s", flags, pat, firstDiff(got, want))
 			}
@@ -481,19 +566,32 @@ func TestSearchBytesLikeGrep(t *testing.T) {
 	lines := "aèb\né\néé\n\xc3\xa9\xa9\n\xc3x\nü\naxb\nabc\nZoë retry\nzoë RETRY\ncafé au lait\ncaf\xe9 latin-1\n\xff\xfe\n\ufffd replaced\nab\na\xc3b\nxyz\n" +
 		"2026-11-30 user=zoë status=500\n2026-11-30 user=bob status=200\n"
 	must(t, os.WriteFile(filepath.Join(dir, "t.log"), []byte(lines), 0o644))
+	// Every grep is queued first, to run while the searches do.
+	type bytesCase struct {
+		flags []string
+		pat   string
+		args  []string
+		grep  *grepRun
+	}
+	var cases []bytesCase
+	g := newGrepper(t, dir)
 	for _, pat := range []string{`a.b`, `a..b`, `^.$`, `^..$`, `^\W$`, `a\Sb`, `\w\W\w`, `[é]`, `[a-é]`, `[^a]b`, `é{2}`, `^é?x$`,
 		`é`, `zoë r`, `caf. `, `caf.. `, `user=.{3,4} `, `user=[^ ]* status=5`, `^[^a-z]`, `ë.retry`,
 		"caf\xe9", "caf\xe9|retry", "[\xe9\xff]", "\ufffd", "^\xff.$", `aé*b`, `aé?b`, `aé{0}b`, `é*`, `^é*$`, `\B`, `[^ ]\B[^ ]`, `\Bt`} {
 		for _, flags := range [][]string{{"-E"}, {"-G"}, {"-iE"}, {"-cE"}, {"-wE"}, {"-xE"}, {"-oE"}, {"-oF"}, {"-oxE"}} {
 			args := append(append([]string{}, flags...), pat, "t.log")
-			want, wcode := grep(t, dir, append([]string{"-n"}, args...)...)
+			gargs := append([]string{"-n"}, args...)
 			if flags[0] == "-cE" {
-				want, wcode = grep(t, dir, args...)
+				gargs = args
 			}
-			got, stderr, code := logdex(t, dir, append([]string{"search"}, args...)...)
-			if code != wcode || got != want {
-				t.Errorf("%v %q: exit %d (grep %d), stderr %q\n got  %q\n want %q", flags, pat, code, wcode, stderr, got, want)
-			}
+			cases = append(cases, bytesCase{flags, pat, args, g.start(nil, gargs...)})
+		}
+	}
+	for _, c := range cases {
+		got, stderr, code := logdex(t, dir, append([]string{"search"}, c.args...)...)
+		want, wcode := c.grep.wait(t)
+		if want = sortGrep(want); code != wcode || got != want {
+			t.Errorf("%v %q: exit %d (grep %d), stderr %q\n got  %q\n want %q", c.flags, c.pat, code, wcode, stderr, got, want)
 		}
 	}
 }

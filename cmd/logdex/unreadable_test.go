@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -46,18 +47,39 @@ func asUnprivileged(t *testing.T, dir, name string, args ...string) (string, str
 	return out.String(), errb.String(), code
 }
 
-// copyForNobody copies the program bin where nobody may run it (the test
-// binary's own directory is its owner's only).
+// nobodyDir holds the program nobody runs (see copyForNobody); TestMain
+// removes it.
+var (
+	nobodyOnce sync.Once
+	nobodyDir  string
+	nobodyBin  string
+	nobodyErr  error
+)
+
+// copyForNobody puts the program bin where nobody may run it (the test
+// binary's own directory is its owner's only): once per test run, and as
+// a hard link where it can (a copy per command took seconds here).
 func copyForNobody(t *testing.T, bin string) string {
 	t.Helper()
-	b, err := os.ReadFile(bin)
-	must(t, err)
-	dir := t.TempDir()
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
-	must(t, os.Chmod(dir, 0o755))
-	name := filepath.Join(dir, "logdex")
-	must(t, os.WriteFile(name, b, 0o755))
-	return name
+	nobodyOnce.Do(func() {
+		if nobodyDir, nobodyErr = os.MkdirTemp("", "logdex-nobody"); nobodyErr != nil {
+			return
+		}
+		if nobodyErr = os.Chmod(nobodyDir, 0o755); nobodyErr != nil {
+			return
+		}
+		nobodyBin = filepath.Join(nobodyDir, "logdex")
+		if os.Link(bin, nobodyBin) == nil {
+			nobodyErr = os.Chmod(nobodyBin, 0o755)
+			return
+		}
+		var b []byte
+		if b, nobodyErr = os.ReadFile(bin); nobodyErr == nil {
+			nobodyErr = os.WriteFile(nobodyBin, b, 0o755)
+		}
+	})
+	must(t, nobodyErr)
+	return nobodyBin
 }
 
 // TestSearchUnreadableFile: a file that cannot be read makes search say so
