@@ -33,11 +33,16 @@ type IndexResult struct {
 
 // testBuild is set by this package's tests: they check reports, not
 // timings, and build logdex as the other tests do (sharing their cache).
+// testRace: they run under the race detector, and build logdex with it:
+// its packages are then the ones `go test -race ./...` compiles anyway
+// (a second, plain build of them all took 112 s of CPU on a fresh
+// machine), and the race detector watches the processes too.
 // When testBinDir is set too, the tests share one build there: their
 // parallel runs, each building its own, compiled logdex side by side on a
 // cold build cache.
 var (
 	testBuild  bool
+	testRace   bool
 	testBinDir string
 	testBin    struct {
 		once sync.Once
@@ -78,7 +83,11 @@ func (b *bench) buildBinary() error {
 // goBuild builds cmd/logdex at b.bin, static (CGO_ENABLED=0) when asked.
 func (b *bench) goBuild(static bool) error {
 	b.logf("building %s", b.bin)
-	cmd := exec.CommandContext(b.ctx, "go", "build", "-o", b.bin, "./cmd/logdex")
+	args := []string{"build", "-o", b.bin}
+	if testRace {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(b.ctx, "go", append(args, "./cmd/logdex")...)
 	cmd.Dir = b.modRoot
 	if static {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

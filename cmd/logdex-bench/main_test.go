@@ -25,7 +25,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LOGDEX_BENCH_FAKE_SERVE") == "1" {
 		os.Exit(fakeServe(os.Args[1:]))
 	}
-	testBuild = true
+	testBuild, testRace = true, raceTest
+	// A race-detecting process sleeps a second at exit by default; the
+	// tests start hundreds.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	dir, err := os.MkdirTemp("", "logdex-bench-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
