@@ -207,7 +207,7 @@ func killAt(t *testing.T, r *rand.Rand, pid int, stderr func() string, done chan
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(60 * time.Second) // (a loaded machine's first merge took 9-16 s)
 	kill := func(kind string) string {
 		syscall.Kill(pid, syscall.SIGKILL)
 		err := <-done
@@ -223,7 +223,7 @@ func killAt(t *testing.T, r *rand.Rand, pid int, stderr func() string, done chan
 			done <- err
 			return "exited"
 		case <-deadline:
-			t.Fatalf("no merge in 20 s:\n%s", stderr())
+			t.Fatalf("no merge in 60 s:\n%s", stderr())
 		case <-random:
 			return kill("random")
 		case <-tick.C:
@@ -250,9 +250,10 @@ func TestServeSIGKILL(t *testing.T) {
 		midMerge := round%2 == 0
 		var env []string
 		if midMerge {
-			// A merge factor of 2 merges within a few live runs (with
-			// the default 8, the first merge took ~10 s).
-			env = []string{"LOGDEX_DEBUG_MERGE_PAUSE=300ms", "LOGDEX_DEBUG_MERGE_FACTOR=2"}
+			// (A merge factor of 2, to merge sooner, made the first merge
+			// pick every small segment at once: none came in 20 s on a
+			// loaded machine.)
+			env = []string{"LOGDEX_DEBUG_MERGE_PAUSE=300ms"}
 		}
 		s := startServe(t, env, args...)
 		kind := killAt(t, r, s.pid, s.stderr.String, s.done, midMerge, 50*time.Millisecond, 650*time.Millisecond)
