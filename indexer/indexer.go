@@ -245,7 +245,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.MergeLater {
 		u.res.MergeDue = len(u.segments) > u.mergeFactor()
-	} else if err := u.mergeBuffered(ctx); err != nil {
+	} else if err := u.merge(ctx); err != nil {
 		u.removeNew()
 		return nil, err
 	}
