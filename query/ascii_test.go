@@ -29,6 +29,15 @@ var phraseSeeds = []struct{ line, phrase string }{
 	{"er", "er"},
 	{"e", "er"},
 	{"a12 _1 A1b _12", "a1"},
+	// jumping between a rare letter's occurrences (asciiFindAnchored)
+	{"pxp pxp pxp Pxp_ pXp", "pxp pxp"},
+	{"Xx xX x _x x_ X", "x"},
+	{"kk_k kk k kk kkk", "kk"},
+	{"a jam b jam jamb jam b", "jam b"},
+	{"ox pox box ox, box: OX ox", "box ox"},
+	{"zz zzz zz", "zz z"},
+	{"wait waited waits await", "wait"},
+	{"db pool exhausted exhausted pool exhausted", "pool exhausted"},
 }
 
 // TestASCIIFindMatchesTokens: on ASCII lines, words and phrases compared in

@@ -8,6 +8,32 @@ import (
 	"github.com/logdex/logdex/query/lang"
 )
 
+// BenchmarkVerifyPhrase matches and highlights words and phrases on a
+// JSON log line of the high-cardinality corpus, as a phrase page verifies
+// its candidates and marks its hits, reporting CPU time per line.
+func BenchmarkVerifyPhrase(b *testing.B) {
+	line := []byte(`{"ts":"2026-10-10T00:00:02.399Z","ts_ms":1791590402399,"level":"error","service":"inventory","version":"2.14.6","pod":"inventory-xplb94qsmb-ntjxf","node":"ip-10-3-61-8.eu-west-1.compute.internal","trace_id":"29ca7d79fcdf175aed7e3a40c5d13a1c","span_id":"b7e1404de3f3c3db","parent_span_id":"6efc54fd68739fb8","request_id":"01M4HHR0KWCHXQXMBEV605JN0W","msg":"reserve stock failed: pool exhausted","error":"pgxpool: pool exhausted: all 20 connections in use, waited 4s","db":"orders-primary.cluster-c9x7.eu-west-1.rds.amazonaws.com:5432"}`)
+	for _, q := range []string{`"pool exhausted"`, `"connections in use"`, `"orders primary"`, `waited`, `error`} {
+		cq, err := Compile([]string{q}, lang.ModeQuery, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(q, func(b *testing.B) {
+			var ls lineState
+			var hl [][2]int
+			cpu0 := cpuNow()
+			for b.Loop() {
+				ls.reset(line)
+				if !cq.m.match(&ls) {
+					b.Fatal("no match")
+				}
+				hl = cq.AppendHighlights(hl[:0], line)
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
 // BenchmarkHighlightWord highlights a word on a JSON log line (its first
 // letter every few bytes) and on a plain one, reporting CPU time per line.
 func BenchmarkHighlightWord(b *testing.B) {
