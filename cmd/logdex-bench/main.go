@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.corpusDir, "corpus", "", "use this existing log tree instead of a generated corpus")
 	fs.StringVar(&c.indexDir, "index", "", "use this existing index of --corpus for queries and server (not rebuilt)")
 	fs.StringVar(&c.logdexBin, "logdex", "", "use this logdex binary instead of building one")
-	fs.Float64Var(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server (wrk: whole seconds, at least 1)")
+	fs.Float64Var(&c.serverSeconds, "server-seconds", 5, "duration of each load run against the server (wrk counts whole seconds: below 1, the Go load generator runs instead)")
 	fs.Int64Var(&c.warmupMB, "warmup-mb", 4096, "corpus size in MiB for the warm-up section (small indexes page in within milliseconds)")
 	fs.DurationVar(&c.inprocMin, "inproc-min", 300*time.Millisecond, "in-process: iterate at least this long per round")
 	fs.DurationVar(&c.timeout, "timeout", 15*time.Minute, "limit for any one child process")

@@ -203,13 +203,17 @@ func TestServerSection(t *testing.T) {
 	}
 	t.Setenv("LOGDEX_BENCH_FAKE_SERVE", "1")
 	for _, wrk := range []bool{false, true} {
-		// wrk's load, where installed, is in TestSmoke's report already;
-		// its counts here only in the long run (the default run stays
-		// under five minutes).
+		// wrk counts whole seconds, a second a row: its load, where
+		// installed, is measured only in the long run (the default run
+		// stays under five minutes, and TestSmoke's short rows take the Go
+		// load generator).
 		if wrk && (toolVersion("wrk", "-v") == "" || os.Getenv("LOGDEX_LONG") == "") {
 			continue
 		}
 		cfg := &config{runs: 1, serverSeconds: 0.3, cacheDir: dir, corpusDir: corpusDir, indexDir: ixDir}
+		if wrk {
+			cfg.serverSeconds = 1
+		}
 		b := &bench{cfg: cfg, ctx: context.Background(), log: testWriter{t}, tmp: t.TempDir(), bin: os.Args[0],
 			rep: &Report{Machine: Machine{Cores: 2}}}
 		if wrk {
@@ -229,6 +233,9 @@ func TestServerSection(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := cr.Server
+		if want := map[bool]string{true: "wrk", false: "go load generator (in this process)"}[wrk]; res.LoadTool != want {
+			t.Errorf("load tool %q, want %q", res.LoadTool, want)
+		}
 		if res.Skipped != "" || len(res.Startup) != 3 || len(res.Load) != wantLoad || len(res.Transfer) != 3 {
 			t.Fatalf("wrk=%v: %+v", wrk, res)
 		}

@@ -369,7 +369,8 @@ func (b *bench) serverStartup(res *ServerResult, c *corpus, ix string, hasWarmup
 
 // serverLoad measures search QPS and latency at each of conns connections
 // (the most only, with --smoke), with wrk when installed, else with a Go
-// load generator in this process.
+// load generator in this process. wrk counts whole seconds: a shorter run
+// (a smoke run's) takes the Go generator, not a second per row.
 func (b *bench) serverLoad(res *ServerResult, s *served, name, path string, cache bool, conns []int) error {
 	u := s.url(path)
 	if code, err := get(u); err != nil || code != http.StatusOK {
@@ -380,7 +381,7 @@ func (b *bench) serverLoad(res *ServerResult, s *served, name, path string, cach
 	if b.cfg.smoke {
 		conns = conns[len(conns)-1:] // the most connections only: a smoke run checks the path, not the curve
 	}
-	useWrk := b.rep.Machine.Wrk != ""
+	useWrk := b.rep.Machine.Wrk != "" && dur >= time.Second
 	res.LoadTool = "go load generator (in this process)"
 	if useWrk {
 		res.LoadTool = "wrk"
