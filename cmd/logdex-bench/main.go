@@ -126,7 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.smoke {
-		for name, v := range map[string]string{"mb": "8", "runs": "1", "index-runs": "1", "server-seconds": "0.15", "inproc-min": "20ms", "warmup-mb": "8", "small-files": "300"} {
+		for name, v := range map[string]string{"mb": "4", "runs": "1", "index-runs": "1", "server-seconds": "0.15", "inproc-min": "20ms", "warmup-mb": "4", "small-files": "300"} {
 			if !set[name] {
 				fs.Set(name, v)
 			}
