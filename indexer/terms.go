@@ -20,15 +20,29 @@ type termTable struct {
 	hash32 func(seed maphash.Seed, term []byte) uint32
 	slots  []slot
 	mask   uint64
-	arena  []byte
-	ents   [][]termEnt // chunks of entChunk, the first n/entChunk+1 in use: growing never copies entries
-	n      int
+	// arena holds the terms' bytes in chunks of arenaChunk (a term never
+	// spans two; the chunks past the last in use are kept empty for the
+	// next segment): appended to one slice, the bytes of a high-cardinality
+	// segment's tens of millions of terms were copied at every doubling,
+	// a tenth of indexing's CPU.
+	arena      [][]byte
+	arenaLast  int         // the chunk being filled
+	arenaBytes int         // term bytes in all chunks
+	ents       [][]termEnt // chunks of entChunk, the first n/entChunk+1 in use: growing never copies entries
+	n          int
 	// touched sums what addBatch loads ahead of use (and is otherwise
 	// unused): stored, the loads cannot be optimized away.
 	touched uint64
 }
 
 const entChunk = 1 << 14
+
+// arenaShift sizes the arena's chunks: an entry's off is its chunk's index
+// << arenaShift | its offset in the chunk.
+const (
+	arenaShift = 20
+	arenaChunk = 1 << arenaShift
+)
 
 func (t *termTable) ent(i int) *termEnt { return &t.ents[i/entChunk][i%entChunk] }
 
@@ -38,7 +52,7 @@ type slot struct {
 }
 
 type termEnt struct {
-	off            uint32 // term bytes: arena[off:off+len]
+	off            uint32 // term bytes: arena[off>>arenaShift][off&(arenaChunk-1):][:len]
 	len            uint32
 	first, last, n uint32
 	rest           []byte // uvarint gaps after the first line id
@@ -61,7 +75,10 @@ func (t *termTable) reset() {
 		clear(t.ents[i]) // drops the postings the entries held
 		t.ents[i] = t.ents[i][:0]
 	}
-	t.arena = t.arena[:0]
+	for i := range t.arena {
+		t.arena[i] = t.arena[i][:0]
+	}
+	t.arenaLast, t.arenaBytes = 0, 0
 	t.n = 0
 }
 
@@ -103,9 +120,30 @@ func (t *termTable) resize(n int) {
 	}
 }
 
-func (t *termTable) term(i int) []byte {
-	e := t.ent(i)
-	return t.arena[e.off : e.off+e.len]
+func (t *termTable) term(i int) []byte { return t.entTerm(t.ent(i)) }
+
+// entTerm returns the bytes of e's term.
+func (t *termTable) entTerm(e *termEnt) []byte {
+	o := e.off & (arenaChunk - 1)
+	return t.arena[e.off>>arenaShift][o : o+e.len]
+}
+
+// store appends term to the arena and returns its off.
+func (t *termTable) store(term []byte) uint32 {
+	if len(t.arena) == 0 {
+		t.arena = append(t.arena, make([]byte, 0, arenaChunk))
+	}
+	if len(t.arena[t.arenaLast])+len(term) > arenaChunk {
+		t.arenaLast++
+		if t.arenaLast == len(t.arena) {
+			t.arena = append(t.arena, make([]byte, 0, arenaChunk))
+		}
+	}
+	c := &t.arena[t.arenaLast]
+	off := uint32(t.arenaLast)<<arenaShift | uint32(len(*c))
+	*c = append(*c, term...)
+	t.arenaBytes += len(term)
+	return off
 }
 
 // addHashed records that line id holds term, whose hash and prefix8 are
@@ -121,9 +159,8 @@ func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bo
 				t.ents = append(t.ents, make([]termEnt, 0, entChunk))
 			}
 			c := &t.ents[ci]
-			*c = append(*c, termEnt{off: uint32(len(t.arena)), len: uint32(len(term)), first: id, last: id, n: 1})
+			*c = append(*c, termEnt{off: t.store(term), len: uint32(len(term)), first: id, last: id, n: 1})
 			t.n++
-			t.arena = append(t.arena, term...)
 			if uint64(t.n)*2 > t.mask {
 				t.resize(len(t.slots) * 2)
 			}
@@ -136,7 +173,7 @@ func (t *termTable) addHashed(term []byte, h32 uint32, pfx uint64, id uint32) bo
 		// Same hash and first 8 bytes: the same term only if the lengths
 		// and the rest agree (an 8-byte term and a longer one sharing its
 		// first 8 bytes are different terms).
-		if int(e.len) != len(term) || len(term) > 8 && !bytes.Equal(t.arena[e.off+8:e.off+e.len], term[8:]) {
+		if int(e.len) != len(term) || len(term) > 8 && !bytes.Equal(t.entTerm(e)[8:], term[8:]) {
 			continue
 		}
 		if e.last == id {
@@ -273,10 +310,10 @@ func (t *termTable) sorted() sortedTerms {
 		refs[i] = termRef{chunk8(t.term(i), 0), uint32(i)}
 	}
 	t.sortRefs(refs, tmp, 0)
-	out := sortedTerms{text: make([]byte, 0, len(t.arena)), ents: make([]sortedEnt, t.n)}
+	out := sortedTerms{text: make([]byte, 0, t.arenaBytes), ents: make([]sortedEnt, t.n)}
 	for i, r := range refs {
 		e := t.ent(int(r.idx))
-		out.text = append(out.text, t.arena[e.off:e.off+e.len]...)
+		out.text = append(out.text, t.entTerm(e)...)
 		out.ents[i] = sortedEnt{end: uint32(len(out.text)), n: e.n, first: e.first, rest: e.rest}
 	}
 	return out
