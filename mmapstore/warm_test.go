@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,11 +24,7 @@ func buildTestIndex(t *testing.T, nseg int) string {
 func buildTestIndexSized(t *testing.T, size int, segBytes int64) string {
 	t.Helper()
 	root := t.TempDir()
-	var b strings.Builder
-	for i := 0; b.Len() < size; i++ {
-		fmt.Fprintf(&b, "2026-11-29T10:%02d:%02dZ INFO worker-%d job=%x user=u%d took=%dms\n", i/60%60, i%60, i%7, i*104729, i%31, i%997)
-	}
-	os.WriteFile(filepath.Join(root, "w.log"), []byte(b.String()), 0o644)
+	writeTestLogs(t, root, size)
 	dir := t.TempDir()
 	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: segBytes, Logger: zerolog.Nop()}); err != nil {
 		t.Fatal(err)
@@ -35,12 +32,28 @@ func buildTestIndexSized(t *testing.T, size int, segBytes int64) string {
 	return dir
 }
 
+// writeTestLogs writes size bytes of log lines, a unique job id each, to
+// dir/w.log.
+func writeTestLogs(t *testing.T, dir string, size int) {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "2026-11-29T10:%02d:%02dZ INFO worker-%d job=%x user=u%d took=%dms\n", i/60%60, i%60, i%7, i*104729, i%31, i%997)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "w.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // openEvicted builds an index of size bytes of logs in segments of
 // segBytes, evicts it from the page cache and opens it (closed at the
 // test's end).
 func openEvicted(t *testing.T, size int, segBytes int64) *Index {
 	t.Helper()
-	dir := buildTestIndexSized(t, size, segBytes)
+	dir := evictedIndexes.get(t, size, segBytes)
 	if err := Evict(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +63,45 @@ func openEvicted(t *testing.T, size int, segBytes int64) *Index {
 	}
 	t.Cleanup(func() { ix.Close() })
 	return ix
+}
+
+// evictedIndexes builds each size of openEvicted's indexes once: the tests
+// only evict and read them, and building 16 MiB of logs under the race
+// detector took seconds a test.
+var evictedIndexes = &indexCache{dirs: map[[2]int64]string{}}
+
+type indexCache struct {
+	sync.Mutex
+	dirs map[[2]int64]string // by size and segment bytes
+}
+
+func (c *indexCache) get(t *testing.T, size int, segBytes int64) string {
+	t.Helper()
+	c.Lock()
+	defer c.Unlock()
+	key := [2]int64{int64(size), segBytes}
+	if dir, ok := c.dirs[key]; ok {
+		return dir
+	}
+	root, err := os.MkdirTemp("", "logdex-evicted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, dir := filepath.Join(root, "logs"), filepath.Join(root, "index")
+	writeTestLogs(t, logs, size)
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: dir, Roots: []string{logs}, SegmentBytes: segBytes, Logger: zerolog.Nop()}); err != nil {
+		t.Fatal(err)
+	}
+	c.dirs[key] = dir
+	return dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range evictedIndexes.dirs {
+		os.RemoveAll(filepath.Dir(dir))
+	}
+	os.Exit(code)
 }
 
 // fakeClock advances only when slept on.
