@@ -75,17 +75,7 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 			if i+near >= len(line) {
 				break
 			}
-			rest := line[i+near:]
-			p := bytes.IndexByte(rest, c)
-			if up != c {
-				in := rest
-				if p >= 0 {
-					in = rest[:p]
-				}
-				if q := bytes.IndexByte(in, up); q >= 0 {
-					p = q
-				}
-			}
+			p := indexEither(line[i+near:], c, up)
 			if p < 0 {
 				break
 			}
@@ -97,6 +87,23 @@ func asciiTokenFrom(line []byte, i int, c byte) (a, b int) {
 		i = a + 1
 	}
 	return len(line), len(line)
+}
+
+// indexEither is the index of the first c or up in b, -1 if neither is
+// there: two bytes.IndexByte calls, the second only up to the first's
+// find.
+func indexEither(b []byte, c, up byte) int {
+	p := bytes.IndexByte(b, c)
+	if up != c {
+		in := b
+		if p >= 0 {
+			in = b[:p]
+		}
+		if q := bytes.IndexByte(in, up); q >= 0 {
+			p = q
+		}
+	}
+	return p
 }
 
 // tokenEnd is the end of the token whose bytes run on from b.
@@ -257,17 +264,7 @@ func asciiFindAnchored(line []byte, terms [][]byte, lastPrefix bool, dst [][2]in
 	up := upper(c)
 	last := len(terms) - 1
 	for i := 0; i < len(line); {
-		rest := line[i:]
-		p := bytes.IndexByte(rest, c)
-		if up != c {
-			in := rest
-			if p >= 0 {
-				in = rest[:p]
-			}
-			if q := bytes.IndexByte(in, up); q >= 0 {
-				p = q
-			}
-		}
+		p := indexEither(line[i:], c, up)
 		if p < 0 {
 			break
 		}
