@@ -218,3 +218,46 @@ func TestPrefix8(t *testing.T) {
 		}
 	}
 }
+
+// TestTermTableArenaChunks: terms whose bytes fill several of the arena's
+// chunks (a term never split between two) come back whole, in the sorted
+// dictionary too, and again after the table is reset for another segment.
+func TestTermTableArenaChunks(t *testing.T) {
+	tt := newTermTable()
+	for round := range 2 {
+		want := map[string]bool{}
+		// 250-byte terms do not divide a chunk: some end where the next
+		// would not fit.
+		for i := 0; len(want)*250 < 3*arenaChunk; i++ {
+			term := fmt.Sprintf("%0250d", i*7+round)
+			want[term] = true
+			if !tt.add([]byte(term), uint32(i)) {
+				t.Fatalf("round %d: %q not new", round, term[240:])
+			}
+		}
+		if len(tt.arena) < 3 {
+			t.Fatalf("round %d: %d arena chunks, want several", round, len(tt.arena))
+		}
+		for i := range tt.len() {
+			if !want[string(tt.term(i))] {
+				t.Fatalf("round %d: term %d reads back as %q", round, i, tt.term(i))
+			}
+		}
+		st := tt.sorted()
+		if st.Len() != len(want) {
+			t.Fatalf("round %d: %d sorted terms, want %d", round, st.Len(), len(want))
+		}
+		for i := range st.Len() {
+			term, _, _, _ := st.Term(i)
+			if !want[string(term)] {
+				t.Fatalf("round %d: sorted term %d is %q", round, i, term)
+			}
+			if i > 0 {
+				if prev, _, _, _ := st.Term(i - 1); bytes.Compare(prev, term) >= 0 {
+					t.Fatalf("round %d: sorted terms %d and %d out of order", round, i-1, i)
+				}
+			}
+		}
+		tt.reset()
+	}
+}
