@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"strings"
 
 	"github.com/logdex/logdex/mmapstore/token"
 	"github.com/logdex/logdex/mmapstore/wordwise"
@@ -204,12 +203,7 @@ func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, first
 		if !tokenIs(line[a:b], t0, lastPrefix && len(terms) == 1) {
 			continue
 		}
-		end, ok := b, true
-		for k := 1; k < len(terms) && ok; k++ {
-			var s int
-			s, end = asciiToken(line, end)
-			ok = s < end && tokenIs(line[s:end], terms[k], lastPrefix && k == len(terms)-1)
-		}
+		end, ok := asciiTermsAfter(line, b, terms, 1, lastPrefix)
 		if ok && firstOnly {
 			return dst, true
 		}
@@ -219,6 +213,20 @@ func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, first
 		}
 	}
 	return dst, found
+}
+
+// asciiTermsAfter reports whether the tokens of an ASCII line from byte
+// end on fold to terms[from:] (the last one only starting with its term
+// when lastPrefix), and where the last of them ends.
+func asciiTermsAfter(line []byte, end int, terms [][]byte, from int, lastPrefix bool) (int, bool) {
+	for k := from; k < len(terms); k++ {
+		var s int
+		s, end = asciiToken(line, end)
+		if s == end || !tokenIs(line[s:end], terms[k], lastPrefix && k == len(terms)-1) {
+			return end, false
+		}
+	}
+	return end, true
 }
 
 // tokenIs reports whether the ASCII token tok folds to t (starts with it,
@@ -236,19 +244,28 @@ func tokenIs(tok, t []byte, prefix bool) bool {
 // of them, and bytes.IndexByte pays a call per occurrence.
 const anchorRank = "qzjxkvwygphmu"
 
+// anchorRarity is 1 + a byte's place in anchorRank counted from its end,
+// 0 for the bytes not in it: a table, as findAnchor runs once a line.
+var anchorRarity = func() (r [256]uint8) {
+	for i := range len(anchorRank) {
+		r[anchorRank[i]] = uint8(len(anchorRank) - i)
+	}
+	return r
+}()
+
 // findAnchor picks the byte asciiFind jumps between: the rarest letter of
 // anchorRank in the terms, as byte j of term k. ok is false when the terms
 // hold none.
 func findAnchor(terms [][]byte) (k, j int, ok bool) {
-	best := len(anchorRank)
+	var best uint8
 	for tk, t := range terms {
 		for tj, c := range t {
-			if r := strings.IndexByte(anchorRank[:best], c); r >= 0 {
-				best, k, j, ok = r, tk, tj, true
+			if r := anchorRarity[c]; r > best {
+				best, k, j = r, tk, tj
 			}
 		}
 	}
-	return k, j, ok
+	return k, j, best > 0
 }
 
 // asciiFindAnchored is asciiFind jumping from one occurrence of the
@@ -274,23 +291,21 @@ func asciiFindAnchored(line []byte, terms [][]byte, lastPrefix bool, dst [][2]in
 		if s < 0 || s > 0 && wordByte[line[s-1]] {
 			continue // not at a token's start
 		}
+		// (A token ending before the anchor is shorter than its term.)
 		e := tokenEnd(line, s)
-		if e <= p || !tokenIs(line[s:e], terms[k], lastPrefix && k == last) {
+		if !tokenIs(line[s:e], terms[k], lastPrefix && k == last) {
 			continue
 		}
 		start, ok := s, true
 		for b := k - 1; b >= 0 && ok; b-- {
-			var ts int
-			ts, start = asciiTokenBefore(line, start)
-			ok = ts < start && tokenIs(line[ts:start], terms[b], false)
-			start = ts
+			a, z := asciiTokenBefore(line, start)
+			ok = a < z && tokenIs(line[a:z], terms[b], false)
+			start = a
 		}
-		end := e
-		for f := k + 1; f <= last && ok; f++ {
-			var ts int
-			ts, end = asciiToken(line, end)
-			ok = ts < end && tokenIs(line[ts:end], terms[f], lastPrefix && f == last)
+		if !ok {
+			continue
 		}
+		end, ok := asciiTermsAfter(line, e, terms, k+1, lastPrefix)
 		if !ok {
 			continue
 		}
