@@ -25,11 +25,10 @@ type termTable struct {
 	// next segment): appended to one slice, the bytes of a high-cardinality
 	// segment's tens of millions of terms were copied at every doubling,
 	// a tenth of indexing's CPU.
-	arena      [][]byte
-	arenaLast  int         // the chunk being filled
-	arenaBytes int         // term bytes in all chunks
-	ents       [][]termEnt // chunks of entChunk, the first n/entChunk+1 in use: growing never copies entries
-	n          int
+	arena     [][]byte
+	arenaLast int         // the chunk being filled
+	ents      [][]termEnt // chunks of entChunk, the first n/entChunk+1 in use: growing never copies entries
+	n         int
 	// touched sums what addBatch loads ahead of use (and is otherwise
 	// unused): stored, the loads cannot be optimized away.
 	touched uint64
@@ -78,7 +77,7 @@ func (t *termTable) reset() {
 	for i := range t.arena {
 		t.arena[i] = t.arena[i][:0]
 	}
-	t.arenaLast, t.arenaBytes = 0, 0
+	t.arenaLast = 0
 	t.n = 0
 }
 
@@ -142,7 +141,6 @@ func (t *termTable) store(term []byte) uint32 {
 	c := &t.arena[t.arenaLast]
 	off := uint32(t.arenaLast)<<arenaShift | uint32(len(*c))
 	*c = append(*c, term...)
-	t.arenaBytes += len(term)
 	return off
 }
 
@@ -310,7 +308,11 @@ func (t *termTable) sorted() sortedTerms {
 		refs[i] = termRef{chunk8(t.term(i), 0), uint32(i)}
 	}
 	t.sortRefs(refs, tmp, 0)
-	out := sortedTerms{text: make([]byte, 0, t.arenaBytes), ents: make([]sortedEnt, t.n)}
+	size := 0
+	for _, c := range t.arena {
+		size += len(c)
+	}
+	out := sortedTerms{text: make([]byte, 0, size), ents: make([]sortedEnt, t.n)}
 	for i, r := range refs {
 		e := t.ent(int(r.idx))
 		out.text = append(out.text, t.entTerm(e)...)
