@@ -27,6 +27,9 @@ func BenchmarkQueries(b *testing.B) {
 		{"literal-reqid-part", lang.ModeLiteral, "9b1e4f7a2c6d"},
 		{"literal-infix6", lang.ModeLiteral, "1e4f7a"},
 		{"regex-selective", lang.ModeRegex, `checksum mismatch on segment [0-9]+`},
+		// Phrases: every candidate line holding both words is verified.
+		{"phrase-common", lang.ModeQuery, `"connection reset"`},
+		{"hc-phrase", lang.ModeQuery, `"pool exhausted"`},
 		// No term to narrow by: every byte is scanned.
 		{"scan-literal", lang.ModeLiteral, "] ["},
 		{"scan-regex", lang.ModeRegex, `[A-Z]{4,} [0-9]+`},
