@@ -159,10 +159,27 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 		// page past the slice's own on either side. Asking for the
 		// slice's bytes alone left those pages to fault in one by one
 		// (2,000 reads in turn, most of a cold trace-id lookup).
-		lo, hi := chunksAround(uint64(h)*sliceBytes, sliceBytes, uint64(len(s.trigrams.data)))
-		s.m.Advise(int64(s.trigrams.off+lo), int64(hi-lo), unix.MADV_WILLNEED)
-		s.adviseSums(&s.trigrams, lo, hi, asked)
+		s.askRange(&s.trigrams, uint64(h)*sliceBytes, sliceBytes, asked)
 	}
+}
+
+// askRange asks the kernel for sec's bytes [off, off+n), rounded out to
+// the chunks reading them verifies, and for the pages of sums that verify
+// them (asked as adviseSums says).
+func (s *Segment) askRange(sec *section, off, n uint64, asked map[int]bool) {
+	lo, hi := chunksAround(off, n, uint64(len(sec.data)))
+	if hi <= lo {
+		return
+	}
+	s.m.Advise(int64(sec.off+lo), int64(hi-lo), unix.MADV_WILLNEED)
+	s.adviseSums(sec, lo, hi, asked)
+}
+
+// resident reports whether sec's bytes [off, off+n) are in the page cache
+// (an error counts as resident: nothing is asked for).
+func (s *Segment) resident(sec *section, off, n uint64) bool {
+	res, err := s.m.Resident(int64(sec.off+off), int64(n))
+	return err != nil || res == int64(n)
 }
 
 // adviseSums asks for the pages of chunk sums that verify sec's bytes

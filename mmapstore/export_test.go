@@ -1,6 +1,7 @@
 package mmapstore
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"time"
 )
@@ -82,6 +83,39 @@ func (s *Segment) LinesResident(si int) (resident, size int64) {
 	r, _ := s.m.Resident(off, n)
 	return r, n
 }
+
+// HitsResident is how much of what locating lines of span si and reading
+// their times reads is in the page cache, of how much: their groups'
+// entries in the offset and time indexes, and, with entriesOnly unset (it
+// reads the entries), the lengths and deltas those point at.
+func (s *Segment) HitsResident(si int, lines []uint32, entriesOnly bool) (resident, size int64) {
+	sp := &s.spans[si]
+	count := func(sec *section, off, n uint64) {
+		lo, hi := chunksAround(off, n, uint64(len(sec.data)))
+		r, _ := s.m.Resident(int64(sec.off+lo), int64(hi-lo))
+		resident, size = resident+r, size+int64(hi-lo)
+	}
+	for _, l := range lines {
+		rel := l - sp.FirstLine
+		g, k := sp.FirstGroup+rel/GroupSize, uint64(rel%GroupSize)
+		count(&s.groups, uint64(g)*LineGroupSize, LineGroupSize)
+		count(&s.timeGroups, uint64(g)*TimeGroupSize, TimeGroupSize)
+		if entriesOnly {
+			continue
+		}
+		if _, pos, err := s.group(g); err == nil {
+			count(&s.lens, pos, min((k+1)*binary.MaxVarintLen64, uint64(len(s.lens.data))-pos))
+		}
+		if tg, err := s.TimeGroupOf(g); err == nil && k > 0 {
+			count(&s.lineTimes, tg.pos, min(k*binary.MaxVarintLen64, uint64(len(s.lineTimes.data))-tg.pos))
+		}
+	}
+	return resident, size
+}
+
+// SetHitsCheck sets when PrefetchHits last looked at span si (the zero
+// time: never).
+func (s *Segment) SetHitsCheck(si int, t time.Time) { setLooked(&s.hitsChecked[si], t) }
 
 // SetLinesCheck sets when PrefetchLines last looked at span si (the zero
 // time: never).

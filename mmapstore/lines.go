@@ -53,6 +53,102 @@ func (s *Segment) PrefetchLines(si int) error {
 	return s.m.Prefetch(off, n, make([]byte, min(n, 1<<20)))
 }
 
+// PrefetchHits asks the kernel, in two batches, for what locating lines
+// (of span si, ascending) and reading the times of the first timed of them
+// will fault in, when it is not in memory: first their groups' entries in
+// the offset and time indexes, then, those read, the line lengths and time
+// deltas each line sums. A page of 100 hits on a cold index read them hit
+// after hit, some 260 disk reads one at a time (a fault holds its
+// thread's P); asked together, the disk serves them side by side.
+// Residency is looked at (one mincore a section) at most once a
+// residencyRecheck per span.
+func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
+	if s.m == nil || len(lines) < 2 || si < 0 || si >= len(s.hitsChecked) || s.check() != nil || s.Damage() != nil {
+		return
+	}
+	sp := &s.spans[si]
+	if !dueForLook(&s.hitsChecked[si]) {
+		return
+	}
+	type group struct {
+		g      uint32
+		k      int // the furthest line of the group read
+		timesK int // the furthest line whose time is read; -1: none
+	}
+	var groups []group
+	for i, l := range lines {
+		if l < sp.FirstLine || l-sp.FirstLine >= sp.NumLines {
+			continue
+		}
+		rel := l - sp.FirstLine
+		g, k := sp.FirstGroup+rel/GroupSize, int(rel%GroupSize)
+		tk := -1
+		if i < timed && sp.Timed {
+			tk = k
+		}
+		if n := len(groups); n > 0 && groups[n-1].g == g {
+			groups[n-1].k, groups[n-1].timesK = max(groups[n-1].k, k), max(groups[n-1].timesK, tk)
+			continue
+		}
+		groups = append(groups, group{g, k, tk})
+	}
+	if len(groups) == 0 {
+		return
+	}
+	// Each level is asked for unless all of its pages the lines spread
+	// over are resident (one mincore over the spread: the first line's
+	// page alone was often resident beside pages that were not).
+	first, last := uint64(groups[0].g), uint64(groups[len(groups)-1].g)
+	askLines := !s.resident(&s.groups, first*LineGroupSize, (last-first+1)*LineGroupSize)
+	askTimes := timed > 0 && sp.Timed && !s.resident(&s.timeGroups, first*TimeGroupSize, (last-first+1)*TimeGroupSize)
+	asked := map[int]bool{}
+	for _, gr := range groups {
+		if askLines {
+			s.askRange(&s.groups, uint64(gr.g)*LineGroupSize, LineGroupSize, asked)
+		}
+		if askTimes && gr.timesK >= 0 {
+			s.askRange(&s.timeGroups, uint64(gr.g)*TimeGroupSize, TimeGroupSize, asked)
+		}
+	}
+	// The entries read (the first waits for the disk, the rest came with
+	// it), the bytes they point at.
+	var lens, times []byteRange
+	for _, gr := range groups {
+		_, pos, err := s.group(gr.g)
+		if err != nil {
+			return
+		}
+		lens = append(lens, byteRange{pos, min(uint64(gr.k+1)*binary.MaxVarintLen64, uint64(len(s.lens.data))-pos)})
+		if gr.timesK > 0 {
+			tg, err := s.TimeGroupOf(gr.g)
+			if err != nil || !tg.Timed {
+				return
+			}
+			times = append(times, byteRange{tg.pos, min(uint64(gr.timesK)*binary.MaxVarintLen64, uint64(len(s.lineTimes.data))-tg.pos)})
+		}
+	}
+	s.askRanges(&s.lens, lens, asked)
+	s.askRanges(&s.lineTimes, times, asked)
+}
+
+// byteRange is n bytes at off of a section.
+type byteRange struct{ off, n uint64 }
+
+// askRanges asks for ranges of sec (ascending) unless every page from the
+// first's start to the last's end is resident.
+func (s *Segment) askRanges(sec *section, ranges []byteRange, asked map[int]bool) {
+	if len(ranges) == 0 {
+		return
+	}
+	lo, end := ranges[0].off, ranges[len(ranges)-1].off+ranges[len(ranges)-1].n
+	if end <= lo || s.resident(sec, lo, end-lo) {
+		return
+	}
+	for _, r := range ranges {
+		s.askRange(sec, r.off, r.n, asked)
+	}
+}
+
 // Locate finds a line through the offset index: one restart point read and
 // at most GroupSize-1 uvarint lengths decoded.
 func (s *Segment) Locate(line uint32) (LineLoc, error) {

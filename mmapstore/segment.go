@@ -75,6 +75,9 @@ type Segment struct {
 	// linesChecked: per span, when PrefetchLines last looked at its
 	// offset index (unix ns).
 	linesChecked []atomic.Int64
+	// hitsChecked: per span, when PrefetchHits last looked at its
+	// offset and time indexes (unix ns).
+	hitsChecked []atomic.Int64
 
 	// Large sections, read through read (chunk checksums verified on use).
 	groups, lens, postings, dict, dictOffs, blocks, trigrams section
@@ -394,6 +397,7 @@ func (s *Segment) decodeSpans() error {
 	n := d.Int(len(b))
 	s.spans = make([]Span, 0, n)
 	s.linesChecked = make([]atomic.Int64, n)
+	s.hitsChecked = make([]atomic.Int64, n)
 	var next uint32
 	ngroups := uint64(len(s.groups.data) / LineGroupSize)
 	for i := 0; i < n && d.Err == nil; i++ {

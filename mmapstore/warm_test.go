@@ -459,6 +459,36 @@ func TestPrefetchLines(t *testing.T) {
 	waitResident()
 }
 
+// TestPrefetchHits: the offset and time index pages of a page's hits,
+// scattered over a cold segment, are asked for together, and only when the
+// span was not looked at within the recheck interval.
+func TestPrefetchHits(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	sp := s.Spans()[0]
+	if !sp.Timed || sp.NumLines < 50*GroupSize*8 {
+		t.Fatalf("span 0: %d lines, timed %v; want a timed span of many groups", sp.NumLines, sp.Timed)
+	}
+	var lines []uint32
+	for i := range uint32(50) {
+		lines = append(lines, sp.FirstLine+i*(sp.NumLines/50)+i%GroupSize)
+	}
+	if r, n := s.HitsResident(0, lines, true); r*2 >= n {
+		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
+	}
+	s.SetHitsCheck(0, time.Now())
+	s.PrefetchHits(0, lines, len(lines)) // looked at just now: nothing asked
+	time.Sleep(50 * time.Millisecond)
+	if r, n := s.HitsResident(0, lines, true); r*2 >= n {
+		t.Fatalf("entries resident at once (%d of %d bytes): the recheck interval was not kept", r, n)
+	}
+	s.SetHitsCheck(0, time.Time{})
+	s.PrefetchHits(0, lines, len(lines))
+	waitForResident(t, "the hits' offsets and times after PrefetchHits",
+		func() (int64, int64) { return s.HitsResident(0, lines, false) },
+		func(r, n int64) bool { return r == n })
+}
+
 // waitForResident waits up to 5 s for resident's bytes to be enough (prefetches
 // are asynchronous).
 func waitForResident(t *testing.T, what string, resident func() (r, n int64), enough func(r, n int64) bool) {

@@ -351,20 +351,38 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 					extra++
 					continue
 				}
-				l, err := seg.Locate(id)
-				if err != nil {
-					return err
-				}
 				if !verify {
 					sure++
 				}
-				locs = append(locs, idLoc{id: id, off: l.Offset, n: l.Length, verify: verify, t: ts, timed: timed})
+				locs = append(locs, idLoc{id: id, verify: verify, t: ts, timed: timed})
 			}
 			if len(locs) == 0 {
 				if !it.HasNext() || it.PeekNext() >= hi {
 					break
 				}
 				continue
+			}
+			// Located together: a cold index's pages of offsets (and of the
+			// page's times) are asked for at once, then read.
+			timed := 0
+			if lateTimes && !full() {
+				timed = len(locs)
+				if maxRecs > 0 {
+					timed = min(timed, maxRecs-len(t.hits))
+				}
+			}
+			ids := sc.ids[:0]
+			for _, l := range locs {
+				ids = append(ids, l.id)
+			}
+			sc.ids = ids
+			seg.PrefetchHits(t.span, ids, timed)
+			for i := range locs {
+				l, err := seg.Locate(locs[i].id)
+				if err != nil {
+					return err
+				}
+				locs[i].off, locs[i].n = l.Offset, l.Length
 			}
 			// Read in runs of neighbours: one pread for lines less than 4 KiB
 			// apart, up to 256 KiB.
@@ -503,6 +521,7 @@ type idLoc struct {
 // (a page of hits is read by a few tasks, each of which needed its own).
 type idScratch struct {
 	locs []idLoc
+	ids  []uint32
 	rbuf []byte
 }
 
