@@ -30,14 +30,29 @@ func (u *update) dropDamagedSegments() {
 	}
 	segs := make([]*mmapstore.Segment, len(u.old.Segments))
 	errs := make([]error, len(u.old.Segments))
+	held := map[string]*mmapstore.Segment{} // Options.Open's, by name
+	if u.opt.Open != nil {
+		for _, s := range u.opt.Open.Segments() {
+			held[filepath.Base(s.Name())] = s
+		}
+	}
+	u.borrowed = map[*mmapstore.Segment]bool{}
 	for i, ref := range u.old.Segments {
-		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+		s, err := held[ref.Name], error(nil)
+		if s != nil {
+			u.borrowed[s] = true
+			if err = s.Damage(); err != nil {
+				s = nil
+			}
+		} else {
+			s, err = mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+		}
 		if err == nil && quarantined[ref.Name] {
-			s.Close()
+			u.closeSegment(s)
 			err = fmt.Errorf("%s: found damaged while in use", ref.Name)
 		} else if err == nil && u.opt.Verify {
 			if err = s.Verify(); err != nil {
-				s.Close()
+				u.closeSegment(s)
 			}
 		}
 		if err == nil {
@@ -74,10 +89,17 @@ func (u *update) closeOldSegments() {
 	}
 	for _, s := range u.oldSegs {
 		if s != nil {
-			s.Close()
+			u.closeSegment(s)
 		}
 	}
 	u.oldSegs = nil
+}
+
+// closeSegment closes s unless it is Options.Open's.
+func (u *update) closeSegment(s *mmapstore.Segment) {
+	if !u.borrowed[s] {
+		s.Close()
+	}
 }
 
 // diff compares the walk with the old manifest and plans work items.

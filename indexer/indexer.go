@@ -78,6 +78,12 @@ type Options struct {
 	ReportSeen bool
 	// OpenIndex fills Result.Index when the run changes nothing.
 	OpenIndex bool
+	// Open, when set, is an index of Dir the caller holds open for the
+	// run (a server's snapshot): the segments of it the manifest still
+	// lists are checked as it has them, not mapped and parsed again, and
+	// left open. (At a server's start its first run re-opened every
+	// segment the server had just opened.) Not with OpenIndex.
+	Open *mmapstore.Index
 }
 
 // Result summarizes a run.
@@ -256,7 +262,7 @@ func Update(ctx context.Context, opt Options) (*Result, error) {
 	if err := u.publish(); err != nil {
 		return nil, err
 	}
-	if opt.OpenIndex && !u.res.Changed && u.old.Generation > 0 {
+	if opt.OpenIndex && opt.Open == nil && !u.res.Changed && u.old.Generation > 0 {
 		// Nothing changed: every segment opened and matched (a damaged
 		// one would have been dropped, a change), and the manifest read
 		// is the one published (generation 0: there is none).
@@ -300,6 +306,9 @@ type update struct {
 	// oldSegs: old's segments as dropDamagedSegments opened them, with
 	// Options.OpenIndex (nil where one could not be).
 	oldSegs []*mmapstore.Segment
+	// borrowed: the segments of oldSegs that are Options.Open's, not
+	// closed here.
+	borrowed map[*mmapstore.Segment]bool
 	// unreadableBefore: the last run's unreadable files and why.
 	unreadableBefore map[skipKey]string
 	newSegs          []string

@@ -193,3 +193,69 @@ func TestLockWaitCancelled(t *testing.T) {
 		t.Fatal("the run did not take the lock once it was free")
 	}
 }
+
+// TestUpdateWithOpenIndex: a run given the index its caller holds open
+// checks that index's segments as they are (a segment file moved away
+// meanwhile is not looked for), leaves them open for the caller, and still
+// drops one found damaged while in use; without it, the moved file is a
+// damaged segment, rebuilt from the logs.
+func TestUpdateWithOpenIndex(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 3 {
+		write(t, filepath.Join(root, fmt.Sprintf("f%d.log", i)), strings.Repeat(fmt.Sprintf("line of file %d zqq\n", i), 2000), os.O_TRUNC)
+	}
+	opt := indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop()}
+	_, err := indexer.Update(context.Background(), opt)
+	must(t, err)
+	ix, err := mmapstore.Open(dir)
+	must(t, err)
+	defer ix.Close()
+	segs := ix.Segments()
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	// The caller's mapping stays valid with its file moved away.
+	victim := segs[0].Name()
+	must(t, os.Rename(victim, victim+".away"))
+	held := opt
+	held.Open = ix
+	res, err := indexer.Update(context.Background(), held)
+	must(t, err)
+	if res.Changed {
+		t.Fatal("a run given the open index re-opened a segment file")
+	}
+	for _, s := range segs {
+		if _, err := s.Locate(0); err != nil {
+			t.Fatalf("segment %s after the run: %v (closed by the run?)", s.Name(), err)
+		}
+	}
+	must(t, os.Rename(victim+".away", victim))
+
+	// Found damaged while in use: dropped and rebuilt, the caller's
+	// segment left for the caller to close.
+	f, err := os.OpenFile(filepath.Join(dir, mmapstore.QuarantineName), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	must(t, err)
+	fmt.Fprintln(f, filepath.Base(segs[1].Name()))
+	f.Close()
+	res, err = indexer.Update(context.Background(), held)
+	must(t, err)
+	if !res.Changed {
+		t.Fatal("a quarantined segment of the open index was kept")
+	}
+	if _, err := segs[1].Locate(0); err != nil {
+		t.Fatalf("the quarantined segment was closed by the run: %v", err)
+	}
+	if got, _ := searchAll(t, dir, root); len(got) != 6000 {
+		t.Fatalf("%d lines after the rebuild, want 6000", len(got))
+	}
+
+	// Without the open index, a segment file gone is damage: rebuilt.
+	m, err := mmapstore.ReadManifest(dir)
+	must(t, err)
+	gone := filepath.Join(dir, m.Segments[0].Name)
+	must(t, os.Rename(gone, gone+".away"))
+	defer os.Rename(gone+".away", gone)
+	if res, err := indexer.Update(context.Background(), opt); err != nil || !res.Changed {
+		t.Fatalf("a run without the open index, a segment file gone: %+v, %v; want a rebuild", res, err)
+	}
+}

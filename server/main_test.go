@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 )
@@ -50,9 +51,9 @@ func (fx *fixture) reindex(t testing.TB) *indexer.Result {
 	return res
 }
 
-func (fx *fixture) reindexFunc() func(context.Context) (ReindexResult, error) {
-	return func(ctx context.Context) (ReindexResult, error) {
-		res, err := indexer.Update(ctx, indexer.Options{Dir: fx.index, Roots: []string{fx.logs}, Logger: zerolog.Nop()})
+func (fx *fixture) reindexFunc() func(context.Context, *mmapstore.Index) (ReindexResult, error) {
+	return func(ctx context.Context, open *mmapstore.Index) (ReindexResult, error) {
+		res, err := indexer.Update(ctx, indexer.Options{Dir: fx.index, Roots: []string{fx.logs}, Logger: zerolog.Nop(), Open: open})
 		if err != nil {
 			return ReindexResult{}, err
 		}
@@ -63,9 +64,9 @@ func (fx *fixture) reindexFunc() func(context.Context) (ReindexResult, error) {
 // liveFuncs are serve's Reindex and Merge: live runs that leave merging
 // to the background merger, with segments of segBytes of logs; merged
 // counts the segments merged.
-func (fx *fixture) liveFuncs(segBytes int64, merged *atomic.Int64) (reindex, merge func(context.Context) (ReindexResult, error)) {
-	reindex = func(ctx context.Context) (ReindexResult, error) {
-		res, err := indexer.Update(ctx, indexer.Options{Dir: fx.index, Roots: []string{fx.logs}, SegmentBytes: segBytes, MergeLater: true, Logger: zerolog.Nop()})
+func (fx *fixture) liveFuncs(segBytes int64, merged *atomic.Int64) (reindex func(context.Context, *mmapstore.Index) (ReindexResult, error), merge func(context.Context) (ReindexResult, error)) {
+	reindex = func(ctx context.Context, open *mmapstore.Index) (ReindexResult, error) {
+		res, err := indexer.Update(ctx, indexer.Options{Dir: fx.index, Roots: []string{fx.logs}, SegmentBytes: segBytes, MergeLater: true, Logger: zerolog.Nop(), Open: open})
 		if err != nil {
 			return ReindexResult{}, err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
 )
 
@@ -23,7 +24,9 @@ func TestShutdownCancelsMerge(t *testing.T) {
 	started, ended := make(chan struct{}), make(chan error, 1)
 	var once sync.Once
 	s, _ := serving(t, Options{IndexDir: fx.index, Logger: zerolog.Nop(),
-		Reindex: func(context.Context) (ReindexResult, error) { return ReindexResult{MergeDue: true}, nil },
+		Reindex: func(context.Context, *mmapstore.Index) (ReindexResult, error) {
+			return ReindexResult{MergeDue: true}, nil
+		},
 		Merge: func(ctx context.Context) (ReindexResult, error) {
 			once.Do(func() { close(started) })
 			<-ctx.Done()
@@ -53,7 +56,9 @@ func TestShutdownCancelsMerge(t *testing.T) {
 func TestMergeFailedAfterPublishing(t *testing.T) {
 	fx := newFixture(t)
 	s, base := serving(t, Options{IndexDir: fx.index, Logger: zerolog.Nop(),
-		Reindex: func(context.Context) (ReindexResult, error) { return ReindexResult{MergeDue: true}, nil },
+		Reindex: func(context.Context, *mmapstore.Index) (ReindexResult, error) {
+			return ReindexResult{MergeDue: true}, nil
+		},
 		Merge: func(ctx context.Context) (ReindexResult, error) {
 			// What the merge published before failing (here: a run that
 			// indexes one more file).

@@ -375,11 +375,11 @@ func TestReindexFailingSaysSo(t *testing.T) {
 	update := fx.reindexFunc()
 	ts := newTestServer(t, fx, func(o *Options) {
 		o.CacheTTL = 0
-		o.Reindex = func(ctx context.Context) (ReindexResult, error) {
+		o.Reindex = func(ctx context.Context, open *mmapstore.Index) (ReindexResult, error) {
 			if failing.Load() {
 				return ReindexResult{}, errors.New("write segment: no space left on device")
 			}
-			return update(ctx)
+			return update(ctx, open)
 		}
 	})
 	writeFile(t, fx.logs+"/b.log", "error two\n")

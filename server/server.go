@@ -40,10 +40,11 @@ type Options struct {
 	Display  []string // spelling of each root in paths (nil: as indexed)
 
 	// Reindex brings the index directory up to date; run every
-	// ReindexEvery (0: never on a timer) and on TriggerReindex. After it
-	// the server re-opens the directory if its manifest changed. nil: the
-	// server only re-opens (someone else indexes).
-	Reindex      func(ctx context.Context) (ReindexResult, error)
+	// ReindexEvery (0: never on a timer) and on TriggerReindex, with the
+	// index the server has open (nil: none), held open for the call.
+	// After it the server re-opens the directory if its manifest changed.
+	// nil: the server only re-opens (someone else indexes).
+	Reindex      func(ctx context.Context, open *mmapstore.Index) (ReindexResult, error)
 	ReindexEvery time.Duration
 	// Merge, when set, merges segments in the background: run in its own
 	// goroutine, one at a time, after a Reindex run that reports

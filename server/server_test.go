@@ -442,7 +442,7 @@ func TestReindexSwap(t *testing.T) {
 		t.Fatalf("last %+v", st.Reindex.Last)
 	}
 	// A failing re-index keeps the old snapshot and is reported.
-	ts.opt.Reindex = func(context.Context) (ReindexResult, error) {
+	ts.opt.Reindex = func(context.Context, *mmapstore.Index) (ReindexResult, error) {
 		return ReindexResult{}, fmt.Errorf("disk full under %s", fx.index)
 	}
 	ts.ReindexNow(context.Background())
@@ -457,7 +457,10 @@ func TestReindexLoop(t *testing.T) {
 	fx := newFixture(t)
 	runs := make(chan struct{}, 10)
 	s, err := New(Options{IndexDir: fx.index, Logger: zerolog.Nop(), ReindexEvery: 30 * time.Millisecond,
-		Reindex: func(context.Context) (ReindexResult, error) { runs <- struct{}{}; return ReindexResult{}, nil }})
+		Reindex: func(context.Context, *mmapstore.Index) (ReindexResult, error) {
+			runs <- struct{}{}
+			return ReindexResult{}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -282,7 +282,15 @@ func (s *Server) ReindexNow(ctx context.Context) error {
 	var err error
 	if s.opt.Reindex != nil {
 		var res ReindexResult
-		res, err = s.opt.Reindex(ctx)
+		var open *mmapstore.Index
+		sn := s.acquire()
+		if sn != nil {
+			open = sn.ix
+		}
+		res, err = s.opt.Reindex(ctx, open)
+		if sn != nil {
+			sn.unref()
+		}
 		run.Summary = res.Summary
 		if err == nil && res.MergeDue {
 			s.requestMerge()

@@ -150,7 +150,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	first.Store(true)
 	var lastRun atomic.Int64  // the last run's duration
 	var liveSegs atomic.Int64 // live segments after the last run
-	reindex := func(ctx context.Context) (server.ReindexResult, error) {
+	reindex := func(ctx context.Context, open *mmapstore.Index) (server.ReindexResult, error) {
 		take, release := bg.onDemand()
 		defer release()
 		progress := first.Swap(false) && !sf.quiet
@@ -161,7 +161,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 		// Merging is left to the background merger: appended lines
 		// never wait for it.
 		lower := liveWorkerStart(time.Duration(lastRun.Load()))
-		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, Workers: liveWorkers,
+		opt := indexer.Options{Dir: dir, Roots: paths, SegmentBytes: sf.segMB << 20, MergeLater: true, Workers: liveWorkers, Open: open,
 			WorkerStart: func() {
 				take()
 				if lower != nil {
