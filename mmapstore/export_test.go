@@ -113,6 +113,9 @@ func (s *Segment) HitsResident(si int, lines []uint32, entriesOnly bool) (reside
 	return resident, size
 }
 
+// DiskWaits is what a staged warmer watches to yield the disk to queries.
+func DiskWaits() int64 { return diskWaits() }
+
 // SetHitsCheck sets when PrefetchHits last looked at span si (the zero
 // time: never).
 func (s *Segment) SetHitsCheck(si int, t time.Time) { setLooked(&s.hitsChecked[si], t) }

@@ -50,6 +50,7 @@ func (s *Segment) PrefetchLines(si int) error {
 	if err != nil || res*2 >= n {
 		return err
 	}
+	coldReads.Add(1)
 	return s.m.Prefetch(off, n, make([]byte, min(n, 1<<20)))
 }
 

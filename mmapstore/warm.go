@@ -130,7 +130,8 @@ type Warmer struct {
 	resident func(m *Mapping, off, n int64) (int64, error)
 	// touched, when set, is told of every chunk made resident (tests).
 	touched func(s *Segment, kind uint32, off, n int64)
-	// faults counts major page faults (staged: see nextPiece); tests replace it.
+	// faults counts major page faults and queries' reads ahead (staged:
+	// see nextPiece); tests replace it.
 	faults     func() int64
 	lastFaults int64
 	prefetched func(off, n int64) // tests: told of every staged read
@@ -150,7 +151,7 @@ func NewWarmer(ix *Index, opt WarmOptions) *Warmer {
 	}
 	w := &Warmer{ix: ix, opt: opt, state: StatePending,
 		resident: func(m *Mapping, off, n int64) (int64, error) { return m.Resident(off, n) },
-		faults:   majorFaults}
+		faults:   diskWaits}
 	if opt.Mode == WarmOff {
 		w.state = StateOff
 	}

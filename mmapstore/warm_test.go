@@ -14,6 +14,7 @@ import (
 	"github.com/logdex/logdex/indexer"
 	. "github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 // buildTestIndex indexes generated logs into nseg segments of 64 KiB.
@@ -487,6 +488,30 @@ func TestPrefetchHits(t *testing.T) {
 	waitForResident(t, "the hits' offsets and times after PrefetchHits",
 		func() (int64, int64) { return s.HitsResident(0, lines, false) },
 		func(r, n int64) bool { return r == n })
+}
+
+// TestReadsAheadCountAsDiskWaits: a query's pages asked for ahead
+// (MADV_WILLNEED) count as waiting for the disk, which a staged warmer
+// yields to, as its major faults do; other advice does not.
+func TestReadsAheadCountAsDiskWaits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, 4*os.Getpagesize()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Map(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := DiskWaits()
+	m.Advise(0, m.Size(), unix.MADV_RANDOM)
+	if got := DiskWaits(); got != before {
+		t.Fatalf("MADV_RANDOM counted: %d -> %d", before, got)
+	}
+	m.Advise(0, m.Size(), unix.MADV_WILLNEED)
+	if got := DiskWaits(); got <= before {
+		t.Fatalf("a read asked for ahead was not counted: %d -> %d", before, got)
+	}
 }
 
 // waitForResident waits up to 5 s for resident's bytes to be enough (prefetches

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +37,8 @@ const yieldPoll = 500 * time.Microsecond
 // read from disk. Queries reading a cold index fault its pages in; the
 // warmer reads with read(2) and never faults, so a rising count of major
 // faults in this process, while searches run, is queries waiting for the
-// disk. Warm queries leave the disk to the warmer.
+// disk (as is a rising count of reads they asked for ahead: diskWaits).
+// Warm queries leave the disk to the warmer.
 func (w *Warmer) nextPiece(ctx context.Context, chunk int64) int64 {
 	if w.opt.Mode != WarmStaged || w.faults == nil {
 		return chunk
@@ -61,13 +63,20 @@ func (w *Warmer) nextPiece(ctx context.Context, chunk int64) int64 {
 	return min(chunk, YieldPiece)
 }
 
-// majorFaults is this process's count of major page faults.
-func majorFaults() int64 {
+// coldReads counts the reads queries asked for ahead of faulting (an
+// index's pages asked for together with MADV_WILLNEED, an offset index
+// read whole): a query waiting on those waits for the disk as a faulting
+// one does, yet takes few major faults.
+var coldReads atomic.Int64
+
+// diskWaits is this process's count of major page faults plus the reads
+// its queries asked for: it rises while queries read from disk.
+func diskWaits() int64 {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return coldReads.Load()
 	}
-	return ru.Majflt
+	return ru.Majflt + coldReads.Load()
 }
 
 // isResident tells whether all of [off, off+n) is resident: a chunk partly
