@@ -31,6 +31,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/logdex/logdex/indexer"
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/server"
 	"github.com/logdex/logdex/web"
 	"github.com/rs/zerolog"
@@ -136,11 +137,11 @@ func startServer(t *testing.T, logs string, opts ...func(*server.Options)) strin
 func newServer(t *testing.T, logs string, opts ...func(*server.Options)) *server.Server {
 	t.Helper()
 	index := filepath.Join(filepath.Dir(logs), "index")
-	update := func(ctx context.Context) (server.ReindexResult, error) {
-		res, err := indexer.Update(ctx, indexer.Options{Dir: index, Roots: []string{logs}, Logger: zerolog.Nop()})
+	update := func(ctx context.Context, open *mmapstore.Index) (server.ReindexResult, error) {
+		res, err := indexer.Update(ctx, indexer.Options{Dir: index, Roots: []string{logs}, Logger: zerolog.Nop(), Open: open})
 		return server.ReindexResult{Changed: err == nil && res.Changed}, err
 	}
-	if _, err := update(context.Background()); err != nil {
+	if _, err := update(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	opt := server.Options{IndexDir: index, Display: []string{"logs"}, UI: web.FS(), Logger: zerolog.Nop(), Reindex: update}
