@@ -110,30 +110,43 @@ func (u *update) mergeSets() (sets [][]mergeSeg, live map[uint64]int) {
 	return pickMerges(cands, u.opt.SegmentBytes, u.mergeFactor()), live
 }
 
-// mergeable opens a segment's small sections to weigh its live spans; a
-// segment holding a compressed file's lines is never merged (its spans are
-// read back only as a stream from the file's start).
+// mergeable weighs a segment's live spans (opening its small sections
+// when some of its files are retired); a segment holding a compressed
+// file's lines is never merged (its spans are read back only as a stream
+// from the file's start).
 func (u *update) mergeable(ref mmapstore.SegmentRef, live map[uint64]int) (mergeSeg, bool) {
+	allLive := true
 	for _, id := range ref.FileIDs {
-		if i, ok := live[id]; ok && u.next.Files[i].Compression != "" {
+		i, ok := live[id]
+		if ok && u.next.Files[i].Compression != "" {
 			return mergeSeg{}, false
 		}
+		allLive = allLive && ok
 	}
-	s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
-	if err != nil {
-		return mergeSeg{}, false
-	}
-	defer s.Close()
 	ms := mergeSeg{ref: ref}
-	var all int64
-	for _, sp := range s.Spans() {
-		n := sp.EndOffset - sp.StartOffset
-		all += n
-		if _, ok := live[s.Files()[sp.File].ID]; ok {
-			ms.live += n
+	if allLive {
+		// Every span is live: their bytes are the segment's raw bytes,
+		// which the manifest has. (Opening each segment to weigh it
+		// cost a server's live runs, each of which looks for merges
+		// once the index has more segments than a tier holds, the
+		// parsing of every segment several times a second.)
+		ms.live = ref.RawBytes
+	} else {
+		s, err := mmapstore.OpenSegment(filepath.Join(u.opt.Dir, ref.Name))
+		if err != nil {
+			return mergeSeg{}, false
 		}
+		defer s.Close()
+		var all int64
+		for _, sp := range s.Spans() {
+			n := sp.EndOffset - sp.StartOffset
+			all += n
+			if _, ok := live[s.Files()[sp.File].ID]; ok {
+				ms.live += n
+			}
+		}
+		ms.retired = all > 0 && float64(all-ms.live) >= retiredRatio*float64(all)
 	}
-	ms.retired = all > 0 && float64(all-ms.live) >= retiredRatio*float64(all)
 	for size, f := int64(mergeMinBytes), int64(u.mergeFactor()); ms.live >= size*f; size *= f {
 		ms.tier++
 	}

@@ -1,11 +1,16 @@
 package indexer
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/rs/zerolog"
 )
 
 // TestPickMerges: tiers of mergeFactor small segments merge into sets of at
@@ -51,5 +56,77 @@ func TestPickMerges(t *testing.T) {
 		if got := names(pickMerges(slices.Clone(c.cands), maxBytes, mergeFactor)); !slices.EqualFunc(got, c.want, slices.Equal) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestMergeableWeighsFromManifest: a segment whose files are all live is
+// weighed from the manifest's raw bytes without being opened, and that is
+// what its spans add up to; one holding a retired file's lines is opened
+// and weighed span by span.
+func TestMergeableWeighsFromManifest(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	for i := range 3 {
+		line := fmt.Sprintf("line %d of a file to weigh zqq\n", i)
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.log", i)), []byte(strings.Repeat(line, 3000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop(), NoMerge: true}
+	if _, err := Update(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mmapstore.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spanBytes := func(ref mmapstore.SegmentRef) int64 {
+		s, err := mmapstore.OpenSegment(filepath.Join(dir, ref.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var n int64
+		for _, sp := range s.Spans() {
+			n += sp.EndOffset - sp.StartOffset
+		}
+		return n
+	}
+	u := &update{opt: opt, next: *m}
+	live := map[uint64]int{}
+	for i, f := range m.Files {
+		live[f.ID] = i
+	}
+	for _, ref := range m.Segments {
+		ms, ok := u.mergeable(ref, live)
+		if want := spanBytes(ref); !ok || ms.live != want || ms.retired {
+			t.Fatalf("%s: weighed %+v, %v; want %d live bytes", ref.Name, ms, ok, want)
+		}
+	}
+	// Not opened: weighed the same with its file moved away.
+	first := filepath.Join(dir, m.Segments[0].Name)
+	if err := os.Rename(first, first+".away"); err != nil {
+		t.Fatal(err)
+	}
+	ms, ok := u.mergeable(m.Segments[0], live)
+	if err := os.Rename(first+".away", first); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || ms.live != m.Segments[0].RawBytes {
+		t.Fatalf("%s, its file away: weighed %+v, %v; want it weighed from the manifest", m.Segments[0].Name, ms, ok)
+	}
+	// With the segment's files gone from the manifest, nothing of it is
+	// live: it is opened (the file exists) and found retired.
+	ref := m.Segments[0]
+	gone := map[uint64]bool{}
+	for _, id := range ref.FileIDs {
+		gone[id] = true
+	}
+	for id := range live {
+		if gone[id] {
+			delete(live, id)
+		}
+	}
+	if ms, ok := u.mergeable(ref, live); !ok || ms.live != 0 || !ms.retired {
+		t.Fatalf("%s with its files retired: %+v, %v", ref.Name, ms, ok)
 	}
 }
