@@ -56,9 +56,17 @@ func TestSearchColorLikeGrep(t *testing.T) {
 	}
 	var cases []colorCase
 	g := newGrepper(t, dir)
-	for _, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "ms=4:mc=7:ln=:fn=", "ms=abc:fn=34", "ms=1x:ln=33", "=5:fn=34", "fn=34=5:ln=33", "ne=1:fn=33", "ms=4:mt", "sl=1:cx=2:rv:zz=9:ln=34", "sl=1:cx=2", "sl=7:ms=:mc=", "cx=4:rv", "a;b:fn=34"} {
+	// Every flag set with the default colours, a full spec and one with
+	// rv (which swaps sl and cx under -v); the other specs, which differ
+	// in how a capability is parsed, with the per-file sets (every
+	// output shape: context, -v, -o, -w, -x) but not the word cases.
+	for ci, colors := range []string{"", "mt=01;32:fn=34:se=33:ne", "sl=1:cx=2:rv:zz=9:ln=34", "ms=4:mc=7:ln=:fn=", "ms=abc:fn=34", "ms=1x:ln=33", "=5:fn=34", "fn=34=5:ln=33", "ne=1:fn=33", "ms=4:mt", "sl=1:cx=2", "sl=7:ms=:mc=", "cx=4:rv", "a;b:fn=34"} {
 		env := []string{"GREP_COLORS=" + colors}
-		for i, flags := range append(perFile, perWordFile...) {
+		sets := perFile
+		if ci < 3 {
+			sets = append(perFile, perWordFile...)
+		}
+		for i, flags := range sets {
 			f := file
 			if i >= len(perFile) {
 				f = "w.log"
