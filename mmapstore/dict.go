@@ -152,6 +152,7 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 	if res, err := s.m.Resident(at(hashes[0]), int64(sliceBytes)); err != nil || res == int64(sliceBytes) {
 		return
 	}
+	coldReads.Add(1)
 	asked := map[int]bool{}
 	for _, h := range hashes {
 		// Whole chunks: reading the slice verifies the chunks it spans,
@@ -222,6 +223,7 @@ func (s *Segment) PrefetchTermBlocks() {
 	if res, err := s.m.Resident(int64(s.blocks.off)+int64(s.nblocks/2)*4, 8); err != nil || res == 8 {
 		return
 	}
+	coldReads.Add(1)
 	s.m.Advise(int64(s.blocks.off), int64(len(s.blocks.data)), unix.MADV_WILLNEED)
 	s.adviseSums(&s.blocks, 0, uint64(len(s.blocks.data)), nil)
 }

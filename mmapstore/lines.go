@@ -102,6 +102,9 @@ func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 	first, last := uint64(groups[0].g), uint64(groups[len(groups)-1].g)
 	askLines := !s.resident(&s.groups, first*LineGroupSize, (last-first+1)*LineGroupSize)
 	askTimes := timed > 0 && sp.Timed && !s.resident(&s.timeGroups, first*TimeGroupSize, (last-first+1)*TimeGroupSize)
+	if askLines || askTimes {
+		coldReads.Add(1)
+	}
 	asked := map[int]bool{}
 	for _, gr := range groups {
 		if askLines {
@@ -145,6 +148,7 @@ func (s *Segment) askRanges(sec *section, ranges []byteRange, asked map[int]bool
 	if end <= lo || s.resident(sec, lo, end-lo) {
 		return
 	}
+	coldReads.Add(1)
 	for _, r := range ranges {
 		s.askRange(sec, r.off, r.n, asked)
 	}

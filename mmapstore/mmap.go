@@ -189,9 +189,6 @@ func (m *Mapping) Advise(off, n int64, advice int) error {
 	if !ok {
 		return nil
 	}
-	if advice == unix.MADV_WILLNEED {
-		coldReads.Add(1) // only queries ask so; a staged warmer reads
-	}
 	return unix.Madvise(b, advice)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/logdex/logdex/indexer"
 	. "github.com/logdex/logdex/mmapstore"
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
 )
 
 // buildTestIndex indexes generated logs into nseg segments of 64 KiB.
@@ -484,34 +483,14 @@ func TestPrefetchHits(t *testing.T) {
 		t.Fatalf("entries resident at once (%d of %d bytes): the recheck interval was not kept", r, n)
 	}
 	s.SetHitsCheck(0, time.Time{})
+	waits := DiskWaits()
 	s.PrefetchHits(0, lines, len(lines))
+	if DiskWaits() <= waits {
+		t.Fatal("reads asked for ahead did not count as waiting for the disk (a staged warmer would not give way)")
+	}
 	waitForResident(t, "the hits' offsets and times after PrefetchHits",
 		func() (int64, int64) { return s.HitsResident(0, lines, false) },
 		func(r, n int64) bool { return r == n })
-}
-
-// TestReadsAheadCountAsDiskWaits: a query's pages asked for ahead
-// (MADV_WILLNEED) count as waiting for the disk, which a staged warmer
-// yields to, as its major faults do; other advice does not.
-func TestReadsAheadCountAsDiskWaits(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(path, make([]byte, 4*os.Getpagesize()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := Map(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	before := DiskWaits()
-	m.Advise(0, m.Size(), unix.MADV_RANDOM)
-	if got := DiskWaits(); got != before {
-		t.Fatalf("MADV_RANDOM counted: %d -> %d", before, got)
-	}
-	m.Advise(0, m.Size(), unix.MADV_WILLNEED)
-	if got := DiskWaits(); got <= before {
-		t.Fatalf("a read asked for ahead was not counted: %d -> %d", before, got)
-	}
 }
 
 // waitForResident waits up to 5 s for resident's bytes to be enough (prefetches

@@ -63,10 +63,12 @@ func (w *Warmer) nextPiece(ctx context.Context, chunk int64) int64 {
 	return min(chunk, YieldPiece)
 }
 
-// coldReads counts the reads queries asked for ahead of faulting (an
-// index's pages asked for together with MADV_WILLNEED, an offset index
-// read whole): a query waiting on those waits for the disk as a faulting
-// one does, yet takes few major faults.
+// coldReads counts the reads queries asked for ahead of faulting, having
+// found them not resident (the prefetches of filter slices, term-block
+// indexes, a page's offsets and times, offset indexes read whole): a
+// query waiting on those waits for the disk as a faulting one does, yet
+// takes few major faults. (A read of unchecked chunks that asks for them
+// together is not counted: what of it is not resident faults.)
 var coldReads atomic.Int64
 
 // diskWaits is this process's count of major page faults plus the reads
