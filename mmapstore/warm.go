@@ -66,9 +66,16 @@ type WarmOptions struct {
 	// faults, a staged warmer pauses (up to YieldMax per piece) and then
 	// reads small pieces, so queries get the disk first (see nextPiece).
 	// Nil: any page fault counts.
-	Busy   func() int
-	Clock  Clock
-	Logger zerolog.Logger
+	Busy func() int
+	// StartGrace, with Busy, holds a staged warm-up back while a
+	// server's first searches run, up to StartGrace for the first to
+	// come and 4 × StartGrace in all (0: none). They come as the index
+	// opens, from clients that waited for it, and their reads queued
+	// behind the warmer's (a trace id's first answer on an evicted 4 GiB
+	// index took about 20 ms longer staged than with no warm-up).
+	StartGrace time.Duration
+	Clock      Clock
+	Logger     zerolog.Logger
 }
 
 // region is a range of one segment file warmed as a unit.
@@ -206,6 +213,7 @@ func (w *Warmer) Run(ctx context.Context) error {
 	}
 	log := w.opt.Logger
 	log.Info().Str("mode", w.opt.Mode).Int64("bytes", w.planned()).Float64("rate_mb_s", w.opt.Rate/1e6).Msg("warm-up starting")
+	w.awaitFirstSearches(ctx)
 	err := w.run(ctx)
 	var verr error
 	if err == nil {
@@ -227,6 +235,28 @@ func (w *Warmer) Run(ctx context.Context) error {
 	}
 	ev.Dur("took", el).Int64("warmed", w.warmed).Int64("read", w.read).Msg("warm-up finished")
 	return err
+}
+
+// awaitFirstSearches waits, in staged mode with a StartGrace, until the
+// searches that came first are answered (the first moment none runs after
+// one did), or StartGrace passes without one, or 4 × StartGrace in all.
+func (w *Warmer) awaitFirstSearches(ctx context.Context) {
+	if w.opt.Mode != WarmStaged || w.opt.StartGrace <= 0 || w.opt.Busy == nil {
+		return
+	}
+	t0 := w.opt.Clock.Now()
+	seen := false
+	for {
+		busy := w.opt.Busy() > 0
+		seen = seen || busy
+		waited := w.opt.Clock.Now().Sub(t0)
+		if !busy && (seen || waited >= w.opt.StartGrace) || waited >= 4*w.opt.StartGrace {
+			return
+		}
+		if w.opt.Clock.Sleep(ctx, yieldPoll) != nil {
+			return
+		}
+	}
 }
 
 func (w *Warmer) planned() int64 {

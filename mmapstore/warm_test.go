@@ -275,6 +275,50 @@ func TestWarmYieldsToQueries(t *testing.T) {
 	}
 }
 
+// TestWarmStartGrace: a staged warm-up with a StartGrace starts once the
+// first searches are answered, or after the grace when none comes, or at
+// 4 × the grace while searches keep running; its first read comes after.
+func TestWarmStartGrace(t *testing.T) {
+	ix := warmIndex(t)
+	const grace = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		busy  func(poll int) bool // a search runs at the poll'th look
+		waits time.Duration       // asleep before the first read
+	}{
+		{"first search answered", func(p int) bool { return p >= 2 && p < 10 }, 10 * 500 * time.Microsecond},
+		{"no search", func(int) bool { return false }, grace},
+		{"searches all along", func(int) bool { return true }, 4 * grace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			polls := 0
+			busy := func() int {
+				polls++
+				if tc.busy(polls - 1) {
+					return 1
+				}
+				return 0
+			}
+			w, clk, _ := newTestWarmer(t, ix, WarmOptions{Mode: WarmStaged, Busy: busy, StartGrace: grace})
+			w.SetFaults(func() int64 { return 0 })
+			first := time.Duration(-1)
+			w.SetPrefetchHook(func(off, n int64) {
+				if first < 0 {
+					first = clk.slept
+				}
+			})
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if first != tc.waits {
+				t.Fatalf("first read after %v asleep, want %v", first, tc.waits)
+			}
+		})
+	}
+	// Without a grace it starts at once (TestWarmYieldsToQueries counts
+	// its naps exactly).
+}
+
 // w0 is a warmer of ix that is never run, to read its plan.
 func w0(ix *Index) *Warmer { return NewWarmer(ix, WarmOptions{}) }
 

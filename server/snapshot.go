@@ -106,7 +106,7 @@ func (s *Server) Reload() (bool, error) {
 		sn.s.SetWatch(w)
 	}
 	sn.refs.Store(1)
-	s.startWarmup(sn)
+	s.startWarmup(sn, prev == nil)
 	delta := sn.s.Delta(prev, &s.tailHistory) // before prev can close
 	if cur := s.cur.Load(); cur != nil {
 		sn.ids = cur.ids
@@ -133,15 +133,23 @@ func (s *Server) Reload() (bool, error) {
 	return true, nil
 }
 
+// warmupGrace is how long the staged warm-up of the first snapshot waits
+// for the first search (see mmapstore.WarmOptions.StartGrace).
+const warmupGrace = 250 * time.Millisecond
+
 // startWarmup runs the configured warm-up of a new snapshot: eager before
-// it is served, staged in the background until it is retired.
-func (s *Server) startWarmup(sn *snapshot) {
+// it is served, staged in the background until it is retired; the first
+// snapshot's staged warm-up gives the first searches the disk.
+func (s *Server) startWarmup(sn *snapshot, first bool) {
 	if s.opt.Warmup == nil || s.opt.Warmup.Mode == mmapstore.WarmOff || s.opt.Warmup.Mode == "" {
 		return
 	}
 	wo := *s.opt.Warmup
 	wo.Busy = s.limiter.active
 	wo.Logger = s.log
+	if first && wo.StartGrace == 0 {
+		wo.StartGrace = warmupGrace
+	}
 	sn.warmer = mmapstore.NewWarmer(sn.ix, wo)
 	if wo.Mode == mmapstore.WarmEager {
 		if err := sn.warmer.Run(context.Background()); err != nil {
