@@ -172,9 +172,15 @@ func (s *Segment) askRange(sec *section, off, n uint64, asked map[int]bool) {
 	if hi <= lo {
 		return
 	}
+	if askHook != nil {
+		askHook(sec.kind, lo, hi)
+	}
 	s.m.Advise(int64(sec.off+lo), int64(hi-lo), unix.MADV_WILLNEED)
 	s.adviseSums(sec, lo, hi, asked)
 }
+
+// askHook, when set (tests), sees every range askRange asks for.
+var askHook func(kind uint32, lo, hi uint64)
 
 // resident reports whether sec's bytes [off, off+n) are in the page cache
 // (an error counts as resident: nothing is asked for).
@@ -226,6 +232,86 @@ func (s *Segment) PrefetchTermBlocks() {
 	coldReads.Add(1)
 	s.m.Advise(int64(s.blocks.off), int64(len(s.blocks.data)), unix.MADV_WILLNEED)
 	s.adviseSums(&s.blocks, 0, uint64(len(s.blocks.data)), nil)
+}
+
+// PrefetchLookups asks the kernel, level by level, for what looking terms
+// up and reading their postings lists' heads will fault in, when it is not
+// in memory: their blocks' dictionary entries, then the blocks (or FST
+// groups) those point at, then, the terms looked up, the heads. A literal
+// such as an IP address plans with several words' frequencies, each three
+// reads one after another (entry, block, head): on a cold index those
+// came a term at a time; asked together, a level at a time. A level whose
+// first range is resident is taken as resident (one mincore a level), and
+// the levels are looked at most once a residencyRecheck per segment; bad
+// bytes are left for the lookups themselves to report.
+func (s *Segment) PrefetchLookups(terms [][]byte) {
+	if s.m == nil || len(terms) < 2 || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
+		return
+	}
+	if !dueForLook(&s.lookupsChecked) {
+		return
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { recover() }() // advice only
+	asked := map[int]bool{}
+	var ranges []byteRange
+	// askLevel asks for ranges of sec unless the first is resident.
+	askLevel := func(sec *section) {
+		if len(ranges) == 0 || s.resident(sec, ranges[0].off, ranges[0].n) {
+			return
+		}
+		coldReads.Add(1)
+		for _, r := range ranges {
+			s.askRange(sec, r.off, r.n, asked)
+		}
+	}
+	var blocks []int
+	for _, t := range terms {
+		if b, err := s.findBlock(t); err == nil && b >= 0 {
+			blocks = append(blocks, b)
+			// The entry, and those after it that end an FST group.
+			ranges = append(ranges, byteRange{uint64(b) * 4, uint64(min(DictGroupBlocks, s.nblocks-b)+1) * 4})
+		}
+	}
+	askLevel(&s.dictOffs)
+	ranges = ranges[:0]
+	for _, b := range blocks {
+		ent, next, err := s.dictEntry(b)
+		if err != nil {
+			return
+		}
+		lo, hi := ent, next&^fstBlock
+		if ent&fstBlock != 0 {
+			lo = ent &^ fstBlock
+			hi = lo
+			n := min(DictGroupBlocks, s.nblocks-b)
+			ents, err := s.read(&s.dictOffs, uint64(b+1)*4, uint64(n)*4)
+			if err != nil {
+				return
+			}
+			for i := 0; i < n && hi == lo; i++ {
+				hi = binary.LittleEndian.Uint32(ents[i*4:]) &^ fstBlock
+			}
+		}
+		if hi > lo {
+			ranges = append(ranges, byteRange{uint64(lo), uint64(hi - lo)})
+		}
+	}
+	askLevel(&s.dict)
+	ranges = ranges[:0]
+	for i, t := range terms {
+		ref, ok, err := s.Lookup(t)
+		if err != nil || !ok {
+			continue
+		}
+		if _, inline, _ := s.inlineIDs(ref); !inline {
+			ranges = append(ranges, byteRange{ref >> 2, min(binary.MaxVarintLen64, uint64(len(s.postings.data))-ref>>2)})
+			if i == 0 && s.resident(&s.postings, ranges[0].off, ranges[0].n) {
+				return // the heads are resident: no need to look the rest up
+			}
+		}
+	}
+	askLevel(&s.postings)
 }
 
 // residencyRecheck is how long PrefetchTermBlocks and PrefetchLines trust

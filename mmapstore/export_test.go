@@ -113,6 +113,69 @@ func (s *Segment) HitsResident(si int, lines []uint32, entriesOnly bool) (reside
 	return resident, size
 }
 
+// LookupsResident is how much of the dictionary blocks (FST groups) that
+// looking terms up reads is in the page cache, of how much; with heads
+// set (it looks the terms up, reading those blocks), their postings
+// lists' heads too.
+func (s *Segment) LookupsResident(terms [][]byte, heads bool) (resident, size int64) {
+	count := func(sec *section, off, n uint64) {
+		lo, hi := chunksAround(off, n, uint64(len(sec.data)))
+		r, _ := s.m.Resident(int64(sec.off+lo), int64(hi-lo))
+		resident, size = resident+r, size+int64(hi-lo)
+	}
+	for _, t := range terms {
+		b, err := s.findBlock(t)
+		if err != nil || b < 0 {
+			continue
+		}
+		ent, next, err := s.dictEntry(b)
+		if err != nil {
+			continue
+		}
+		if ent&fstBlock == 0 {
+			count(&s.dict, uint64(ent), uint64(next&^fstBlock-ent))
+		} else {
+			count(&s.dict, uint64(ent&^fstBlock), 1) // the group's first chunk
+		}
+		if heads {
+			if ref, ok, err := s.Lookup(t); err == nil && ok {
+				if _, inline, _ := s.inlineIDs(ref); !inline {
+					count(&s.postings, ref>>2, 1)
+				}
+			}
+		}
+	}
+	return resident, size
+}
+
+// LookupBlockChunks is the first chunk (its section offset) of the
+// dictionary block or FST group each term's lookup reads.
+func (s *Segment) LookupBlockChunks(terms [][]byte) []uint64 {
+	var out []uint64
+	for _, t := range terms {
+		b, err := s.findBlock(t)
+		if err != nil || b < 0 {
+			continue
+		}
+		if ent, _, err := s.dictEntry(b); err == nil {
+			out = append(out, uint64(ent&^fstBlock)/ChunkSize*ChunkSize)
+		}
+	}
+	return out
+}
+
+// SetLookupsCheck sets when PrefetchLookups last looked (the zero time:
+// never).
+func (s *Segment) SetLookupsCheck(t time.Time) { setLooked(&s.lookupsChecked, t) }
+
+// SetAskHook makes f see every range of a section asked for ahead (by
+// section kind), until restore is called.
+func SetAskHook(f func(kind uint32, lo, hi uint64)) (restore func()) {
+	old := askHook
+	askHook = f
+	return func() { askHook = old }
+}
+
 // DiskWaits is what a staged warmer watches to yield the disk to queries.
 func DiskWaits() int64 { return diskWaits() }
 

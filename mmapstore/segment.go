@@ -93,6 +93,9 @@ type Segment struct {
 	// blocksChecked: when PrefetchTermBlocks last looked at the term-block
 	// index (unix ns).
 	blocksChecked atomic.Int64
+	// lookupsChecked: when PrefetchLookups last looked at the residency
+	// of what a lookup reads (unix ns).
+	lookupsChecked atomic.Int64
 	// refs counts the Indexes sharing this segment (an index re-opened
 	// after a run keeps the segments it had); the last Close unmaps.
 	refs     atomic.Int32

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -534,6 +535,58 @@ func TestPrefetchHits(t *testing.T) {
 	}
 	waitForResident(t, "the hits' offsets and times after PrefetchHits",
 		func() (int64, int64) { return s.HitsResident(0, lines, false) },
+		func(r, n int64) bool { return r == n })
+}
+
+// TestPrefetchLookups: the dictionary blocks and postings heads that
+// looking several words up reads, on a cold segment, are asked for
+// together, and counted as waiting for the disk; not again within the
+// recheck interval.
+func TestPrefetchLookups(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	var terms [][]byte
+	for _, w := range []string{"error", "timeout", "user", "connection", "session", "mallory", "checksum"} {
+		terms = append(terms, []byte(w))
+	}
+	if r, n := s.LookupsResident(terms, false); n == 0 || r*2 >= n {
+		t.Skipf("dictionary blocks %d of %d bytes resident after eviction", r, n)
+	}
+	s.SetLookupsCheck(time.Now())
+	s.PrefetchLookups(terms) // looked at just now: nothing asked
+	time.Sleep(50 * time.Millisecond)
+	if r, n := s.LookupsResident(terms, false); r*2 >= n {
+		t.Fatalf("dictionary blocks resident at once (%d of %d bytes): the recheck interval was not kept", r, n)
+	}
+	s.SetLookupsCheck(time.Time{})
+	waits := DiskWaits()
+	asked := map[uint32]int{}
+	var dictAsks [][2]uint64
+	restore := SetAskHook(func(kind uint32, lo, hi uint64) {
+		asked[kind]++
+		if kind == SectionTermDict {
+			dictAsks = append(dictAsks, [2]uint64{lo, hi})
+		}
+	})
+	s.PrefetchLookups(terms)
+	restore()
+	if DiskWaits() <= waits {
+		t.Fatal("lookups asked for ahead did not count as waiting for the disk")
+	}
+	// The blocks and the heads asked for, before the lookups read them
+	// (the blocks' entries are a small section, read when it opened).
+	for _, kind := range []uint32{SectionTermDict, SectionPostings} {
+		if asked[kind] == 0 {
+			t.Errorf("%s not asked for (asked: %v)", SectionName(kind), asked)
+		}
+	}
+	for _, c := range s.LookupBlockChunks(terms) {
+		if !slices.ContainsFunc(dictAsks, func(r [2]uint64) bool { return r[0] <= c && c < r[1] }) {
+			t.Errorf("the dictionary block at %d was not asked for (asked %v)", c, dictAsks)
+		}
+	}
+	waitForResident(t, "the dictionary blocks and postings heads after PrefetchLookups",
+		func() (int64, int64) { return s.LookupsResident(terms, true) },
 		func(r, n int64) bool { return r == n })
 }
 

@@ -245,6 +245,13 @@ func (e *segEval) byDocFreq(kids []lang.Node) []lang.Node {
 	}
 	var terms []kd
 	var rest []lang.Node
+	var texts [][]byte
+	for _, k := range kids {
+		if t, ok := k.(*lang.Term); ok {
+			texts = append(texts, []byte(t.Text))
+		}
+	}
+	e.seg.PrefetchLookups(texts)
 	for _, k := range kids {
 		if t, ok := k.(*lang.Term); ok {
 			terms = append(terms, kd{k, e.df([]byte(t.Text))})
@@ -447,6 +454,18 @@ func (e *segEval) atomSet(a atom, budget int) (*roaring.Bitmap, bool, error) {
 	}
 }
 
+// prefetchLookups asks, on a cold index, for what looking up the exact
+// atoms will read (see mmapstore.Segment.PrefetchLookups).
+func (e *segEval) prefetchLookups(atoms []atom) {
+	var texts [][]byte
+	for _, a := range atoms {
+		if a.kind == atomExact {
+			texts = append(texts, a.text)
+		}
+	}
+	e.seg.PrefetchLookups(texts)
+}
+
 // literal narrows "line contains p" through its atoms, cheapest first, and
 // stops early once few candidates remain. The set is exact when an atom
 // that is all of p, and p has no letters, was applied: see caselessNumber.
@@ -456,6 +475,7 @@ func (e *segEval) literal(p []byte, unicodeFold bool) (cset, error) {
 		return cset{all: true}, nil
 	}
 	exact, caseless := false, caselessNumber(p)
+	e.prefetchLookups(atoms)
 	// Exact terms first (rarest first), then prefixes, then dictionary scans.
 	type scored struct {
 		a    atom
