@@ -240,10 +240,11 @@ func (s *Segment) PrefetchTermBlocks() {
 // groups) those point at, then, the terms looked up, the heads. A literal
 // such as an IP address plans with several words' frequencies, each three
 // reads one after another (entry, block, head): on a cold index those
-// came a term at a time; asked together, a level at a time. A level whose
-// first range is resident is taken as resident (one mincore a level), and
-// the levels are looked at most once a residencyRecheck per segment; bad
-// bytes are left for the lookups themselves to report.
+// came a term at a time; asked together, a level at a time. Nothing is
+// asked when the first word's block is resident, a level whose first range
+// is resident is taken as resident (one mincore a level), and it looks at
+// most once a residencyRecheck per segment; bad bytes are left for the
+// lookups themselves to report.
 func (s *Segment) PrefetchLookups(terms [][]byte) {
 	if s.m == nil || len(terms) < 2 || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
 		return
@@ -263,6 +264,13 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 		coldReads.Add(1)
 		for _, r := range ranges {
 			s.askRange(sec, r.off, r.n, asked)
+		}
+	}
+	// Warm (a fresh process on a warm page cache pays this per segment):
+	// the first word's block resident, nothing more is looked at.
+	if b, err := s.findBlock(terms[0]); err == nil && b >= 0 {
+		if ent, _, err := s.dictEntry(b); err == nil && s.resident(&s.dict, uint64(ent&^fstBlock), 1) {
+			return
 		}
 	}
 	var blocks []int
