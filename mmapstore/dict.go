@@ -255,17 +255,6 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() { recover() }() // advice only
 	asked := map[int]bool{}
-	var ranges []byteRange
-	// askLevel asks for ranges of sec unless the first is resident.
-	askLevel := func(sec *section) {
-		if len(ranges) == 0 || s.resident(sec, ranges[0].off, ranges[0].n) {
-			return
-		}
-		coldReads.Add(1)
-		for _, r := range ranges {
-			s.askRange(sec, r.off, r.n, asked)
-		}
-	}
 	// Warm (a fresh process on a warm page cache pays this per segment):
 	// the first word's block resident, nothing more is looked at.
 	if b, err := s.findBlock(terms[0]); err == nil && b >= 0 {
@@ -277,36 +266,12 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 	for _, t := range terms {
 		if b, err := s.findBlock(t); err == nil && b >= 0 {
 			blocks = append(blocks, b)
-			// The entry, and those after it that end an FST group.
-			ranges = append(ranges, byteRange{uint64(b) * 4, uint64(min(DictGroupBlocks, s.nblocks-b)+1) * 4})
 		}
 	}
-	askLevel(&s.dictOffs)
-	ranges = ranges[:0]
-	for _, b := range blocks {
-		ent, next, err := s.dictEntry(b)
-		if err != nil {
-			return
-		}
-		lo, hi := ent, next&^fstBlock
-		if ent&fstBlock != 0 {
-			lo = ent &^ fstBlock
-			hi = lo
-			n := min(DictGroupBlocks, s.nblocks-b)
-			ents, err := s.read(&s.dictOffs, uint64(b+1)*4, uint64(n)*4)
-			if err != nil {
-				return
-			}
-			for i := 0; i < n && hi == lo; i++ {
-				hi = binary.LittleEndian.Uint32(ents[i*4:]) &^ fstBlock
-			}
-		}
-		if hi > lo {
-			ranges = append(ranges, byteRange{uint64(lo), uint64(hi - lo)})
-		}
+	if !s.askBlocks(blocks, asked) {
+		return
 	}
-	askLevel(&s.dict)
-	ranges = ranges[:0]
+	var ranges []byteRange
 	for i, t := range terms {
 		ref, ok, err := s.Lookup(t)
 		if err != nil || !ok {
@@ -319,7 +284,87 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 			}
 		}
 	}
-	askLevel(&s.postings)
+	s.askLevel(&s.postings, ranges, asked)
+}
+
+// askBlocks asks for dictionary blocks' entries, then for the blocks (or
+// FST groups) they point at, each level unless its first range is
+// resident; false when an entry could not be read.
+func (s *Segment) askBlocks(blocks []int, asked map[int]bool) bool {
+	var ranges []byteRange
+	for _, b := range blocks {
+		// The entry, and those after it that end an FST group.
+		ranges = append(ranges, byteRange{uint64(b) * 4, uint64(min(DictGroupBlocks, s.nblocks-b)+1) * 4})
+	}
+	s.askLevel(&s.dictOffs, ranges, asked)
+	ranges = ranges[:0]
+	for _, b := range blocks {
+		ent, next, err := s.dictEntry(b)
+		if err != nil {
+			return false
+		}
+		lo, hi := ent, next&^fstBlock
+		if ent&fstBlock != 0 {
+			lo = ent &^ fstBlock
+			hi = lo
+			n := min(DictGroupBlocks, s.nblocks-b)
+			ents, err := s.read(&s.dictOffs, uint64(b+1)*4, uint64(n)*4)
+			if err != nil {
+				return false
+			}
+			for i := 0; i < n && hi == lo; i++ {
+				hi = binary.LittleEndian.Uint32(ents[i*4:]) &^ fstBlock
+			}
+		}
+		if hi > lo {
+			ranges = append(ranges, byteRange{uint64(lo), uint64(hi - lo)})
+		}
+	}
+	s.askLevel(&s.dict, ranges, asked)
+	return true
+}
+
+// askLevel asks for ranges of sec unless every page they spread over is
+// resident (one mincore: the first range's page alone was often resident
+// beside pages that were not).
+func (s *Segment) askLevel(sec *section, ranges []byteRange, asked map[int]bool) {
+	if len(ranges) == 0 {
+		return
+	}
+	lo, hi := ranges[0].off, ranges[0].off+ranges[0].n
+	for _, r := range ranges[1:] {
+		lo, hi = min(lo, r.off), max(hi, r.off+r.n)
+	}
+	if s.resident(sec, lo, min(hi, uint64(len(sec.data)))-lo) {
+		return
+	}
+	coldReads.Add(1)
+	for _, r := range ranges {
+		s.askRange(sec, r.off, r.n, asked)
+	}
+}
+
+// PrefetchBlocks asks the kernel for dictionary blocks bs (their entries,
+// then the blocks or FST groups), when the first is not in memory: a
+// substring's candidate blocks are decoded one after another, each two
+// reads in turn on a cold index (a regex's words, a partial id); asked
+// together, a level at a time. Bad bytes are left for the decoding to
+// report.
+func (s *Segment) PrefetchBlocks(bs []uint32) {
+	if s.m == nil || len(bs) < 2 || s.check() != nil || s.Damage() != nil {
+		return
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { recover() }() // advice only
+	ent, _, err := s.dictEntry(int(bs[0]))
+	if err != nil || s.resident(&s.dict, uint64(ent&^fstBlock), 1) {
+		return
+	}
+	blocks := make([]int, len(bs))
+	for i, b := range bs {
+		blocks[i] = int(b)
+	}
+	s.askBlocks(blocks, map[int]bool{})
 }
 
 // residencyRecheck is how long PrefetchTermBlocks and PrefetchLines trust

@@ -164,6 +164,24 @@ func (s *Segment) LookupBlockChunks(terms [][]byte) []uint64 {
 	return out
 }
 
+// BlockChunks is the first chunk (its section offset) of each dictionary
+// block or FST group of blocks.
+func (s *Segment) BlockChunks(blocks []uint32) []uint64 {
+	var out []uint64
+	for _, b := range blocks {
+		if ent, _, err := s.dictEntry(int(b)); err == nil {
+			out = append(out, uint64(ent&^fstBlock)/ChunkSize*ChunkSize)
+		}
+	}
+	return out
+}
+
+// DictChunkResident reports whether the dictionary's chunk at off is in
+// the page cache.
+func (s *Segment) DictChunkResident(off uint64) bool {
+	return s.resident(&s.dict, off, min(ChunkSize, uint64(len(s.dict.data))-off))
+}
+
 // SetLookupsCheck sets when PrefetchLookups last looked (the zero time:
 // never).
 func (s *Segment) SetLookupsCheck(t time.Time) { setLooked(&s.lookupsChecked, t) }

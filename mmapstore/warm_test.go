@@ -590,6 +590,47 @@ func TestPrefetchLookups(t *testing.T) {
 		func(r, n int64) bool { return r == n })
 }
 
+// TestPrefetchBlocks: a substring's candidate dictionary blocks on a cold
+// segment are asked for together before they are decoded; nothing is
+// asked when the first is resident.
+func TestPrefetchBlocks(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	n := uint32(s.NumBlocks())
+	if n < 8 {
+		t.Fatalf("%d dictionary blocks, want several", n)
+	}
+	blocks := []uint32{1, n / 3, n / 2, n - 2}
+	var asked [][2]uint64
+	restore := SetAskHook(func(kind uint32, lo, hi uint64) {
+		if kind == SectionTermDict {
+			asked = append(asked, [2]uint64{lo, hi})
+		}
+	})
+	defer restore()
+	chunks := s.BlockChunks(blocks)
+	if s.DictChunkResident(chunks[0]) {
+		t.Skip("the blocks were resident after eviction")
+	}
+	s.PrefetchBlocks(blocks)
+	for _, c := range chunks {
+		if !slices.ContainsFunc(asked, func(r [2]uint64) bool { return r[0] <= c && c < r[1] }) {
+			t.Errorf("the dictionary block at %d was not asked for (asked %v)", c, asked)
+		}
+	}
+	// Decoded (resident now), they are not asked for again.
+	for _, b := range blocks {
+		if err := s.BlockTerms(int(b), func([]byte, uint64) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked = nil
+	s.PrefetchBlocks(blocks)
+	if len(asked) != 0 {
+		t.Fatalf("resident blocks asked for again: %v", asked)
+	}
+}
+
 // waitForResident waits up to 5 s for resident's bytes to be enough (prefetches
 // are asynchronous).
 func waitForResident(t *testing.T, what string, resident func() (r, n int64), enough func(r, n int64) bool) {

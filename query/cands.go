@@ -409,6 +409,7 @@ func (e *segEval) scanTerms(needle []byte, suffix bool, budget int) (*roaring.Bi
 		return nil, false, nil
 	}
 	e.blocks += len(blocks)
+	e.seg.PrefetchBlocks(blocks)
 	var refs []uint64
 	over := false
 	words := bytes.IndexByte(needle, '.') < 0
