@@ -324,6 +324,9 @@ func (s *Segment) askBlocks(blocks []int, asked map[int]bool) bool {
 	return true
 }
 
+// byteRange is n bytes at off of a section.
+type byteRange struct{ off, n uint64 }
+
 // askLevel asks for ranges of sec unless every page they spread over is
 // resident (one mincore: the first range's page alone was often resident
 // beside pages that were not).

@@ -96,24 +96,18 @@ func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 	if len(groups) == 0 {
 		return
 	}
-	// Each level is asked for unless all of its pages the lines spread
-	// over are resident (one mincore over the spread: the first line's
-	// page alone was often resident beside pages that were not).
-	first, last := uint64(groups[0].g), uint64(groups[len(groups)-1].g)
-	askLines := !s.resident(&s.groups, first*LineGroupSize, (last-first+1)*LineGroupSize)
-	askTimes := timed > 0 && sp.Timed && !s.resident(&s.timeGroups, first*TimeGroupSize, (last-first+1)*TimeGroupSize)
-	if askLines || askTimes {
-		coldReads.Add(1)
-	}
+	// Each level is asked for unless every page it spreads over is
+	// resident (askLevel).
 	asked := map[int]bool{}
+	var lineEnts, timeEnts []byteRange
 	for _, gr := range groups {
-		if askLines {
-			s.askRange(&s.groups, uint64(gr.g)*LineGroupSize, LineGroupSize, asked)
-		}
-		if askTimes && gr.timesK >= 0 {
-			s.askRange(&s.timeGroups, uint64(gr.g)*TimeGroupSize, TimeGroupSize, asked)
+		lineEnts = append(lineEnts, byteRange{uint64(gr.g) * LineGroupSize, LineGroupSize})
+		if gr.timesK >= 0 {
+			timeEnts = append(timeEnts, byteRange{uint64(gr.g) * TimeGroupSize, TimeGroupSize})
 		}
 	}
+	s.askLevel(&s.groups, lineEnts, asked)
+	s.askLevel(&s.timeGroups, timeEnts, asked)
 	// The entries read (the first waits for the disk, the rest came with
 	// it), the bytes they point at.
 	var lens, times []byteRange
@@ -131,27 +125,8 @@ func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 			times = append(times, byteRange{tg.pos, min(uint64(gr.timesK)*binary.MaxVarintLen64, uint64(len(s.lineTimes.data))-tg.pos)})
 		}
 	}
-	s.askRanges(&s.lens, lens, asked)
-	s.askRanges(&s.lineTimes, times, asked)
-}
-
-// byteRange is n bytes at off of a section.
-type byteRange struct{ off, n uint64 }
-
-// askRanges asks for ranges of sec (ascending) unless every page from the
-// first's start to the last's end is resident.
-func (s *Segment) askRanges(sec *section, ranges []byteRange, asked map[int]bool) {
-	if len(ranges) == 0 {
-		return
-	}
-	lo, end := ranges[0].off, ranges[len(ranges)-1].off+ranges[len(ranges)-1].n
-	if end <= lo || s.resident(sec, lo, end-lo) {
-		return
-	}
-	coldReads.Add(1)
-	for _, r := range ranges {
-		s.askRange(sec, r.off, r.n, asked)
-	}
+	s.askLevel(&s.lens, lens, asked)
+	s.askLevel(&s.lineTimes, times, asked)
 }
 
 // Locate finds a line through the offset index: one restart point read and
