@@ -82,18 +82,26 @@ func TestMismatchedSegmentRebuilt(t *testing.T) {
 	}
 }
 
+// indexSmallSegments indexes n files of 2,000 lines each into segments of
+// 32 KiB, returning the logs' root, the index and the options used.
+func indexSmallSegments(t *testing.T, n int) (root, dir string, opt indexer.Options) {
+	t.Helper()
+	root, dir = t.TempDir(), t.TempDir()
+	for i := range n {
+		write(t, filepath.Join(root, fmt.Sprintf("f%d.log", i)), strings.Repeat(fmt.Sprintf("line of file %d zqq\n", i), 2000), os.O_TRUNC)
+	}
+	opt = indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop()}
+	_, err := indexer.Update(context.Background(), opt)
+	must(t, err)
+	return root, dir, opt
+}
+
 // TestQuarantineDuringRun: a segment a reader finds damaged while a run
 // goes on (after the run read the quarantine list) stays listed after the
 // run publishes, and the next run rebuilds it (the list was removed
 // whole, and the damage then reported until a restart).
 func TestQuarantineDuringRun(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	for i := range 4 {
-		write(t, filepath.Join(root, fmt.Sprintf("f%d.log", i)), strings.Repeat(fmt.Sprintf("line of file %d zqq\n", i), 2000), os.O_TRUNC)
-	}
-	opt := indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop()}
-	_, err := indexer.Update(context.Background(), opt)
-	must(t, err)
+	root, dir, opt := indexSmallSegments(t, 4)
 	m, err := mmapstore.ReadManifest(dir)
 	must(t, err)
 	victim := m.Segments[0].Name
@@ -200,13 +208,7 @@ func TestLockWaitCancelled(t *testing.T) {
 // drops one found damaged while in use; without it, the moved file is a
 // damaged segment, rebuilt from the logs.
 func TestUpdateWithOpenIndex(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	for i := range 3 {
-		write(t, filepath.Join(root, fmt.Sprintf("f%d.log", i)), strings.Repeat(fmt.Sprintf("line of file %d zqq\n", i), 2000), os.O_TRUNC)
-	}
-	opt := indexer.Options{Dir: dir, Roots: []string{root}, SegmentBytes: 32 << 10, Logger: zerolog.Nop()}
-	_, err := indexer.Update(context.Background(), opt)
-	must(t, err)
+	root, dir, opt := indexSmallSegments(t, 3)
 	ix, err := mmapstore.Open(dir)
 	must(t, err)
 	defer ix.Close()
