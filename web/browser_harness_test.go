@@ -349,7 +349,8 @@ func (tb *tab) wait(what, expr string) {
 	tb.eval(js, &ok)
 	if !ok {
 		var dump string
-		tb.eval(`document.querySelector('#summary')?.textContent + ' | ' + (document.querySelector('#q-error:not([hidden])')?.textContent || '') + ' | ' + location.href`, &dump)
+		tb.eval(`document.querySelector('#summary')?.textContent + ' | ' + (document.querySelector('#q-error:not([hidden])')?.textContent || '') + ' | ' + location.href +
+			[...document.querySelectorAll('#viewer:not([hidden]) .edge')].map((e) => ' | viewer edge ' + e.dataset.state + ': ' + e.textContent).join('')`, &dump)
 		tb.t.Fatalf("timed out waiting for %s (%s); page: %s", what, expr, dump)
 	}
 }

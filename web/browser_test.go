@@ -168,8 +168,18 @@ func TestBrowser(t *testing.T) {
 		if first != "200" {
 			t.Errorf("first line loaded %s, want 200 (100 before)", first)
 		}
-		tb.eval(`document.querySelector('.viewer-body').scrollTop = 0`, nil)
-		tb.wait("lines above loaded", `document.querySelector('.vline').dataset.line === '1' && document.querySelector('.edge.top').textContent === 'Start of file'`)
+		// The load fails once (the network, a restarting server): the edge
+		// says so and offers to retry.
+		tb.eval(`(() => { const orig = window.fetch; let fail = true;
+			window.fetch = (u, o) => {
+				if (fail && String(u).includes('/content?')) { fail = false; return Promise.reject(new TypeError('Failed to fetch')); }
+				return orig(u, o);
+			}; document.querySelector('.viewer-body').scrollTop = 0; })()`, nil)
+		tb.wait("failed load offers a retry", `document.querySelector('.edge.top').dataset.state === 'error' && !!document.querySelector('.edge.top [data-act=retry]')`)
+		tb.click(`.edge.top [data-act=retry]`)
+		// (Scrolled again on each poll, as a user keeps scrolling.)
+		tb.wait("lines above loaded", `(() => { document.querySelector('.viewer-body').scrollTop = 0;
+			return document.querySelector('.vline').dataset.line === '1' && document.querySelector('.edge.top').textContent === 'Start of file'; })()`)
 		tb.eval(`(() => { const b = document.querySelector('.viewer-body'); b.scrollTop = b.scrollHeight; })()`, nil)
 		tb.wait("lines below loaded", fmt.Sprintf(`(() => { const b = document.querySelector('.viewer-body'); b.scrollTop = b.scrollHeight;
 			return document.querySelector('.vlines').lastElementChild.dataset.line === '%d' && document.querySelector('.edge.bottom').textContent === 'End of file'; })()`, total))

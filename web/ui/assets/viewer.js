@@ -44,6 +44,11 @@ export class Viewer {
     }, { root: this.body, rootMargin: `${NEAR_PX}px 0px` });
     io.observe(this.topEdge);
     io.observe(this.bottomEdge);
+    // The observer fires only when an edge comes into reach: an edge whose
+    // load failed, still in reach, is retried when the user scrolls again.
+    this.body.addEventListener('scroll', () => {
+      if (this.topEdge.dataset.state === 'error' || this.bottomEdge.dataset.state === 'error') this.checkEdges();
+    }, { passive: true });
   }
 
   get isOpen() { return !this.root.hidden; }
@@ -173,6 +178,7 @@ export class Viewer {
     clear(el);
     if (state === 'loading') el.append(h('span', { class: 'spinner', 'aria-hidden': 'true' }));
     if (text) el.append(text);
+    if (state === 'error') el.append(h('button', { class: 'btn small edge-retry', type: 'button', 'data-act': 'retry', text: 'Retry' }));
   }
 
   updateEdges() {
@@ -286,6 +292,10 @@ export class Viewer {
     }
     const act = ev.target.closest('[data-act]')?.dataset.act;
     if (act === 'close') this.cb.onClose();
+    else if (act === 'retry') {
+      if (this.lines.length) this.checkEdges();
+      else this.open({ fileId: this.fileId, line: this.target, path: this.path }); // the first load failed
+    }
     else if (act === 'wrap') this.setWrap(this.body.classList.contains('nowrap'));
     else if (act === 'copy') this.copyLink(ev.target.closest('button'));
     else if (act === 'download') this.download(ev.target.closest('button'));
