@@ -50,12 +50,12 @@ func BenchmarkUncachedPage(b *testing.B) {
 	target := "/api/search?mode=query&limit=" + lim + "&order=" + os.Getenv("LOGDEX_BENCH_ORDER") + "&q=" + url.QueryEscape(q)
 	h := s.Handler()
 	get := func() int {
-		w := httptest.NewRecorder()
+		w := &countingWriter{header: http.Header{}}
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost"+target, nil))
-		if w.Code != http.StatusOK {
-			b.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		if w.code != http.StatusOK {
+			b.Fatalf("%s: %d", target, w.code)
 		}
-		return w.Body.Len()
+		return w.n
 	}
 	b.SetBytes(int64(get()))
 	b.ReportAllocs()
@@ -77,3 +77,29 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// countingWriter is a ResponseWriter that counts the body and drops it: an
+// httptest.ResponseRecorder grows a buffer for every body, and its growing
+// (zeroing, and the scavenger returning the freed pages) was a fifth of
+// the CPU measured for a 75 KB page, none of which a server spends.
+type countingWriter struct {
+	header http.Header
+	code   int
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+
+func (w *countingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
+}
+
+func (w *countingWriter) Flush() {}
