@@ -244,13 +244,14 @@ func (s *Segment) PrefetchTermBlocks() {
 // asked when the first word's block is resident, a level whose first range
 // is resident is taken as resident (one mincore a level), and it looks at
 // most once a residencyRecheck per segment; bad bytes are left for the
-// lookups themselves to report.
-func (s *Segment) PrefetchLookups(terms [][]byte) {
+// lookups themselves to report. cold says the first word's block was not
+// resident (so the other segments' likely are not either).
+func (s *Segment) PrefetchLookups(terms [][]byte) (cold bool) {
 	if s.m == nil || len(terms) < 2 || s.nblocks == 0 || s.check() != nil || s.Damage() != nil {
-		return
+		return false
 	}
 	if !dueForLook(&s.lookupsChecked) {
-		return
+		return false
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() { recover() }() // advice only
@@ -259,9 +260,10 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 	// the first word's block resident, nothing more is looked at.
 	if b, err := s.findBlock(terms[0]); err == nil && b >= 0 {
 		if ent, _, err := s.dictEntry(b); err == nil && s.resident(&s.dict, uint64(ent&^fstBlock), 1) {
-			return
+			return false
 		}
 	}
+	cold = true
 	var blocks []int
 	for _, t := range terms {
 		if b, err := s.findBlock(t); err == nil && b >= 0 {
@@ -269,7 +271,7 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 		}
 	}
 	if !s.askBlocks(blocks, asked) {
-		return
+		return cold
 	}
 	var ranges []byteRange
 	for i, t := range terms {
@@ -280,11 +282,13 @@ func (s *Segment) PrefetchLookups(terms [][]byte) {
 		if _, inline, _ := s.inlineIDs(ref); !inline {
 			ranges = append(ranges, byteRange{ref >> 2, min(binary.MaxVarintLen64, uint64(len(s.postings.data))-ref>>2)})
 			if i == 0 && s.resident(&s.postings, ranges[0].off, ranges[0].n) {
-				return // the heads are resident: no need to look the rest up
+				return cold // the heads are resident: no need to look the rest up
 			}
 		}
 	}
 	s.askLevel(&s.postings, ranges, asked)
+	s.lookupsChecked.Store(0) // cold: the segment's next lookups are looked at too
+	return cold
 }
 
 // askBlocks asks for dictionary blocks' entries, then for the blocks (or
@@ -330,21 +334,22 @@ type byteRange struct{ off, n uint64 }
 // askLevel asks for ranges of sec unless every page they spread over is
 // resident (one mincore: the first range's page alone was often resident
 // beside pages that were not).
-func (s *Segment) askLevel(sec *section, ranges []byteRange, asked map[int]bool) {
+func (s *Segment) askLevel(sec *section, ranges []byteRange, asked map[int]bool) (cold bool) {
 	if len(ranges) == 0 {
-		return
+		return false
 	}
 	lo, hi := ranges[0].off, ranges[0].off+ranges[0].n
 	for _, r := range ranges[1:] {
 		lo, hi = min(lo, r.off), max(hi, r.off+r.n)
 	}
 	if s.resident(sec, lo, min(hi, uint64(len(sec.data)))-lo) {
-		return
+		return false
 	}
 	coldReads.Add(1)
 	for _, r := range ranges {
 		s.askRange(sec, r.off, r.n, asked)
 	}
+	return true
 }
 
 // PrefetchBlocks asks the kernel for dictionary blocks bs (their entries,
@@ -368,6 +373,33 @@ func (s *Segment) PrefetchBlocks(bs []uint32) {
 		blocks[i] = int(b)
 	}
 	s.askBlocks(blocks, map[int]bool{})
+}
+
+// PrefetchLists asks the kernel for the heads of postings lists refs,
+// when they are not in memory: a partial word's terms (the prefix "10"
+// of an IP address matches hundreds) are decoded and united one after
+// another, each list's head a read in turn on a cold index; asked
+// together, the disk serves them side by side. (A body longer than its
+// head's chunk is asked for whole as it is read; most are a few bytes.)
+// Inline references need nothing; bad bytes are left for the decoding to
+// report. Residency is looked at most once a residencyRecheck per
+// segment while it is found resident.
+func (s *Segment) PrefetchLists(refs []uint64) {
+	if s.m == nil || len(refs) < 2 || s.check() != nil || s.Damage() != nil {
+		return
+	}
+	if !dueForLook(&s.listsChecked) {
+		return
+	}
+	var heads []byteRange
+	for _, ref := range refs {
+		if ref&postingsTag == 0 && ref>>2 < uint64(len(s.postings.data)) {
+			heads = append(heads, byteRange{ref >> 2, min(2*binary.MaxVarintLen64, uint64(len(s.postings.data))-ref>>2)})
+		}
+	}
+	if len(heads) >= 2 && s.askLevel(&s.postings, heads, map[int]bool{}) {
+		s.listsChecked.Store(0) // cold: the next lists are looked at too
+	}
 }
 
 // residencyRecheck is how long PrefetchTermBlocks and PrefetchLines trust

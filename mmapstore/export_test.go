@@ -213,3 +213,23 @@ func setLooked(checked *atomic.Int64, t time.Time) {
 	}
 	checked.Store(ns)
 }
+
+// ListsResident is how many bytes of the chunks holding postings lists
+// refs' heads are resident (mincore, nothing read).
+func (s *Segment) ListsResident(refs []uint64) (resident, size int64) {
+	count := func(off, n uint64) {
+		lo, hi := chunksAround(off, n, uint64(len(s.postings.data)))
+		r, _ := s.m.Resident(int64(s.postings.off+lo), int64(hi-lo))
+		resident, size = resident+r, size+int64(hi-lo)
+	}
+	for _, ref := range refs {
+		if ref&postingsTag != 0 {
+			continue
+		}
+		count(ref>>2, 1)
+	}
+	return resident, size
+}
+
+// SetListsCheck sets when PrefetchLists last looked.
+func (s *Segment) SetListsCheck(t time.Time) { setLooked(&s.listsChecked, t) }

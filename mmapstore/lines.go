@@ -62,7 +62,10 @@ func (s *Segment) PrefetchLines(si int) error {
 // after hit, some 260 disk reads one at a time (a fault holds its
 // thread's P); asked together, the disk serves them side by side.
 // Residency is looked at (one mincore a section) at most once a
-// residencyRecheck per span.
+// residencyRecheck per span, unless the last look found the span cold:
+// then every batch is looked at (a literal's candidates are verified in
+// batches, and a span's later batches faulted their entries in one at a
+// time).
 func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 	if s.m == nil || len(lines) < 2 || si < 0 || si >= len(s.hitsChecked) || s.check() != nil || s.Damage() != nil {
 		return
@@ -106,8 +109,13 @@ func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 			timeEnts = append(timeEnts, byteRange{uint64(gr.g) * TimeGroupSize, TimeGroupSize})
 		}
 	}
-	s.askLevel(&s.groups, lineEnts, asked)
-	s.askLevel(&s.timeGroups, timeEnts, asked)
+	cold := s.askLevel(&s.groups, lineEnts, asked)
+	cold = s.askLevel(&s.timeGroups, timeEnts, asked) || cold
+	defer func() {
+		if cold {
+			s.hitsChecked[si].Store(0) // the next batch is looked at too
+		}
+	}()
 	// The entries read (the first waits for the disk, the rest came with
 	// it), the bytes they point at.
 	var lens, times []byteRange
@@ -125,8 +133,8 @@ func (s *Segment) PrefetchHits(si int, lines []uint32, timed int) {
 			times = append(times, byteRange{tg.pos, min(uint64(gr.timesK)*binary.MaxVarintLen64, uint64(len(s.lineTimes.data))-tg.pos)})
 		}
 	}
-	s.askLevel(&s.lens, lens, asked)
-	s.askLevel(&s.lineTimes, times, asked)
+	cold = s.askLevel(&s.lens, lens, asked) || cold
+	cold = s.askLevel(&s.lineTimes, times, asked) || cold
 }
 
 // Locate finds a line through the offset index: one restart point read and

@@ -96,6 +96,8 @@ type Segment struct {
 	// lookupsChecked: when PrefetchLookups last looked at the residency
 	// of what a lookup reads (unix ns).
 	lookupsChecked atomic.Int64
+	// listsChecked: the same for PrefetchLists.
+	listsChecked atomic.Int64
 	// refs counts the Indexes sharing this segment (an index re-opened
 	// after a run keeps the segments it had); the last Close unmaps.
 	refs     atomic.Int32

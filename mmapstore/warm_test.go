@@ -538,6 +538,82 @@ func TestPrefetchHits(t *testing.T) {
 		func(r, n int64) bool { return r == n })
 }
 
+// TestPrefetchHitsColdBatches: a span found cold is looked at again for
+// its next batch of lines, within the recheck interval: a literal's
+// candidates are verified batch after batch, and the later batches'
+// entries were read one fault at a time.
+func TestPrefetchHitsColdBatches(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	sp := s.Spans()[0]
+	batch := func(k uint32) []uint32 {
+		var lines []uint32
+		for i := range uint32(20) {
+			lines = append(lines, sp.FirstLine+(2*i+k)*(sp.NumLines/40))
+		}
+		return lines
+	}
+	first, second := batch(0), batch(1)
+	if r, n := s.HitsResident(0, second, true); r*2 >= n {
+		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
+	}
+	s.SetHitsCheck(0, time.Time{})
+	s.PrefetchHits(0, first, len(first)) // cold: asked
+	s.PrefetchHits(0, second, len(second))
+	waitForResident(t, "the second batch's offsets and times, asked within the recheck interval of a cold look",
+		func() (int64, int64) { return s.HitsResident(0, second, false) },
+		func(r, n int64) bool { return r == n })
+}
+
+// TestPrefetchLists: the heads of a union's postings lists, on a cold
+// segment, are asked for together before they are decoded, counted as
+// waiting for the disk; not looked at again within the recheck interval.
+func TestPrefetchLists(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	var refs []uint64
+	// Numbers: every segment's timestamps hold them, on many lines.
+	for i := 0; i < 60 && len(refs) < 8; i++ {
+		if ref, ok, err := s.Lookup(fmt.Appendf(nil, "%02d", i)); err == nil && ok && ref&3 == 0 {
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) < 3 {
+		t.Fatalf("%d words with postings lists, want several", len(refs))
+	}
+	if r, n := s.ListsResident(refs); r*2 >= n {
+		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
+	}
+	s.SetListsCheck(time.Now())
+	s.PrefetchLists(refs) // looked at just now: nothing asked
+	time.Sleep(50 * time.Millisecond)
+	if r, n := s.ListsResident(refs); r*2 >= n {
+		t.Fatalf("list heads resident at once (%d of %d bytes): the recheck interval was not kept", r, n)
+	}
+	s.SetListsCheck(time.Time{})
+	waits := DiskWaits()
+	var asked [][2]uint64
+	restore := SetAskHook(func(kind uint32, lo, hi uint64) {
+		if kind == SectionPostings {
+			asked = append(asked, [2]uint64{lo, hi})
+		}
+	})
+	s.PrefetchLists(refs)
+	restore()
+	if DiskWaits() <= waits {
+		t.Fatal("lists asked for ahead did not count as waiting for the disk")
+	}
+	// Every head asked for.
+	for _, ref := range refs {
+		if !slices.ContainsFunc(asked, func(r [2]uint64) bool { return r[0] <= ref>>2 && ref>>2 < r[1] }) {
+			t.Errorf("the list head at %d was not asked for (asked %v)", ref>>2, asked)
+		}
+	}
+	waitForResident(t, "the lists' heads after PrefetchLists",
+		func() (int64, int64) { return s.ListsResident(refs) },
+		func(r, n int64) bool { return r == n })
+}
+
 // TestPrefetchLookups: the dictionary blocks and postings heads that
 // looking several words up reads, on a cold segment, are asked for
 // together, and counted as waiting for the disk; not again within the

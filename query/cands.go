@@ -50,6 +50,9 @@ type segEval struct {
 	// lookups is called before a dictionary lookup (the search's first
 	// asks for every segment's term-block index, when cold).
 	lookups func()
+	// ahead, when set, hears of lookups found cold here, to ask for them
+	// in the other segments too (lookAhead).
+	ahead *lookAhead
 	// candBlocks keeps the last substring atom's candidate blocks: the
 	// atom's cost is judged by them, then it is resolved by them.
 	candNeedle []byte
@@ -251,7 +254,7 @@ func (e *segEval) byDocFreq(kids []lang.Node) []lang.Node {
 			texts = append(texts, []byte(t.Text))
 		}
 	}
-	e.seg.PrefetchLookups(texts)
+	e.prefetchTexts(texts)
 	for _, k := range kids {
 		if t, ok := k.(*lang.Term); ok {
 			terms = append(terms, kd{k, e.df([]byte(t.Text))})
@@ -357,6 +360,7 @@ func (e *segEval) prefix(p []byte, budget int) (*roaring.Bitmap, bool, error) {
 func (e *segEval) union(refs []uint64) (*roaring.Bitmap, error) {
 	bms := make([]*roaring.Bitmap, 0, len(refs)+1)
 	var inline []uint32
+	e.seg.PrefetchLists(refs)
 	for _, ref := range refs {
 		if ref&mmapstore.PostingsInline != 0 {
 			inline = append(inline, uint32(ref>>1))
@@ -464,7 +468,15 @@ func (e *segEval) prefetchLookups(atoms []atom) {
 			texts = append(texts, a.text)
 		}
 	}
-	e.seg.PrefetchLookups(texts)
+	e.prefetchTexts(texts)
+}
+
+// prefetchTexts asks for the lookups of texts here (PrefetchLookups) and,
+// found cold, in the other segments (lookAhead).
+func (e *segEval) prefetchTexts(texts [][]byte) {
+	if e.seg.PrefetchLookups(texts) && e.ahead != nil {
+		e.ahead.cold(e.seg, texts)
+	}
 }
 
 // literal narrows "line contains p" through its atoms, cheapest first, and

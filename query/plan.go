@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime/debug"
@@ -55,6 +56,7 @@ type planSet struct {
 	tr            *TimeRange
 	lookups       func()
 	evals         []*segEval // each segment's, kept for its later windows
+	ahead         *lookAhead
 	firsts        []uint64   // each segment's first window size, once judged
 	terms, blocks int
 	// deferSpans: tasks run in the producer (inline), so a file's later
@@ -111,6 +113,7 @@ func (s *Searcher) lazyPlans(q *Query, tr *TimeRange, countAll bool) *planSet {
 	ps.windows = ps.cuts && !s.noInline // (noInline: its tasks run on workers)
 	var once sync.Once
 	ps.lookups = func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
+	ps.ahead = newLookAhead(s, tr)
 	return ps
 }
 
@@ -126,7 +129,7 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 		ps.evals = make([]*segEval, len(ps.plans))
 	}
 	if ps.evals[i] == nil {
-		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups)
+		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups, ps.ahead)
 	}
 	e := ps.evals[i]
 	win, err := ps.window(e, i, lo, hi, last)
@@ -290,6 +293,8 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 	// segments with lines in the time range.
 	var once sync.Once
 	lookups := func() { once.Do(func() { s.prefetchTermBlocks(tr) }) }
+	ahead := newLookAhead(s, tr)
+	defer ahead.wait()
 	var next atomic.Int64
 	work := func() {
 		for {
@@ -297,7 +302,7 @@ func (s *Searcher) plan(ctx context.Context, q *Query, tr *TimeRange, workers in
 			if i >= len(segs) || ctx.Err() != nil {
 				return
 			}
-			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(s.newSegEval(q, i, lookups), tr, i, nil, true)
+			plans[i], terms[i], blocks[i], errs[i] = s.planSegment(s.newSegEval(q, i, lookups, ahead), tr, i, nil, true)
 		}
 	}
 	// The calling goroutine is one of the workers: one goroutine fewer to
@@ -368,9 +373,77 @@ func (s *Searcher) planSegment(e *segEval, tr *TimeRange, i int, win *mmapstore.
 }
 
 // newSegEval is an evaluator of q on segment i.
-func (s *Searcher) newSegEval(q *Query, i int, lookups func()) *segEval {
+func (s *Searcher) newSegEval(q *Query, i int, lookups func(), ahead *lookAhead) *segEval {
 	seg := s.segs[i]
-	return &segEval{q: q, seg: seg, un: seg.Unindexed(), lookups: lookups}
+	return &segEval{q: q, seg: seg, un: seg.Unindexed(), lookups: lookups, ahead: ahead}
+}
+
+// lookAheadWorkers is how many segments' lookups a lookAhead asks for at
+// once.
+const lookAheadWorkers = 4
+
+// lookAhead asks, on a cold index, for the dictionary lookups that one
+// segment's plan found cold (its words' entries, blocks and list heads)
+// in the search's other segments too, in the background. Each segment
+// costs three reads one after another a word; a literal verified and
+// counted across a 4 GiB index (an IP address: four words) planned its 32
+// segments one after another, and waited for the disk about 300 times.
+// Asked ahead, segments' reads overlap and wait in the disk's queue
+// together. A search waits for its lookAhead before it returns (the
+// segments stay open until then).
+type lookAhead struct {
+	segs []*mmapstore.Segment
+	tr   *TimeRange
+	mu   sync.Mutex
+	seen []string // the sets of words asked for (a few a search)
+	stop atomic.Bool
+	wg   sync.WaitGroup
+}
+
+func newLookAhead(s *Searcher, tr *TimeRange) *lookAhead {
+	return &lookAhead{segs: s.segs, tr: tr}
+}
+
+// cold asks for texts' lookups in every segment but from, once a search
+// for each set of words (at most four sets).
+func (la *lookAhead) cold(from *mmapstore.Segment, texts [][]byte) {
+	if la == nil || len(la.segs) < 2 || la.stop.Load() {
+		return
+	}
+	key := string(bytes.Join(texts, []byte{0}))
+	la.mu.Lock()
+	if len(la.seen) >= 4 || slices.Contains(la.seen, key) {
+		la.mu.Unlock()
+		return
+	}
+	la.seen = append(la.seen, key)
+	la.mu.Unlock()
+	texts = slices.Clone(texts)
+	var next atomic.Int64
+	for range min(lookAheadWorkers, len(la.segs)-1) {
+		la.wg.Add(1)
+		go func() {
+			defer la.wg.Done()
+			for !la.stop.Load() {
+				k := int(next.Add(1) - 1)
+				if k >= len(la.segs) {
+					return
+				}
+				if seg := la.segs[k]; seg != from && segmentMeets(seg, la.tr) {
+					seg.PrefetchLookups(texts)
+				}
+			}
+		}()
+	}
+}
+
+// wait stops asking and waits for the asks under way.
+func (la *lookAhead) wait() {
+	if la == nil {
+		return
+	}
+	la.stop.Store(true)
+	la.wg.Wait()
 }
 
 func (s *Searcher) planWith(e *segEval, q *Query, i int, win *mmapstore.LineRange, scanOK bool) (*segPlan, error) {

@@ -309,6 +309,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	if boundedPage(opt) {
 		plans = s.lazyPlans(q, opt.Time, opt.CountAll)
 		defer plans.stats(st)
+		defer plans.ahead.wait()
 	} else {
 		var err error
 		if plans, err = s.plan(ctx, q, opt.Time, workers, st); err != nil {
