@@ -57,7 +57,7 @@ type planSet struct {
 	lookups       func()
 	evals         []*segEval // each segment's, kept for its later windows
 	ahead         *lookAhead
-	firsts        []uint64   // each segment's first window size, once judged
+	firsts        []uint64 // each segment's first window size, once judged
 	terms, blocks int
 	// deferSpans: tasks run in the producer (inline), so a file's later
 	// spans may wait for their plans until they run (task.deferred).
