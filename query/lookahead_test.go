@@ -19,11 +19,11 @@ import (
 func TestLookAhead(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
-	if _, err := loggen.Generate(logs, loggen.Options{TotalBytes: 8 << 20, Seed: 5}); err != nil {
+	if _, err := loggen.Generate(logs, loggen.Options{TotalBytes: 4 << 20, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	idx := filepath.Join(dir, "index")
-	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: idx, Roots: []string{logs}, SegmentBytes: 1 << 20, Logger: zerolog.Nop()}); err != nil {
+	if _, err := indexer.Update(context.Background(), indexer.Options{Dir: idx, Roots: []string{logs}, SegmentBytes: 512 << 10, Logger: zerolog.Nop()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := mmapstore.Evict(idx); err != nil {
