@@ -546,10 +546,10 @@ func TestPrefetchHitsColdBatches(t *testing.T) {
 	ix := openEvicted(t, 16<<20, 8<<20)
 	s := ix.Segments()[0]
 	sp := s.Spans()[0]
-	batch := func(k uint32) []uint32 {
+	batch := func(k uint32) []uint32 { // in half k of the span
 		var lines []uint32
 		for i := range uint32(20) {
-			lines = append(lines, sp.FirstLine+(2*i+k)*(sp.NumLines/40))
+			lines = append(lines, sp.FirstLine+k*(sp.NumLines/2)+i*(sp.NumLines/40))
 		}
 		return lines
 	}
