@@ -411,17 +411,18 @@ func (la *lookAhead) cold(from *mmapstore.Segment, texts [][]byte) {
 		return
 	}
 	key := string(bytes.Join(texts, []byte{0}))
-	la.mu.Lock()
-	if len(la.seen) >= 4 || slices.Contains(la.seen, key) {
+	workers := min(lookAheadWorkers, len(la.segs)-1)
+	la.mu.Lock() // (stop is set under it too: no Add after wait)
+	if la.stop.Load() || len(la.seen) >= 4 || slices.Contains(la.seen, key) {
 		la.mu.Unlock()
 		return
 	}
 	la.seen = append(la.seen, key)
+	la.wg.Add(workers)
 	la.mu.Unlock()
 	texts = slices.Clone(texts)
 	var next atomic.Int64
-	for range min(lookAheadWorkers, len(la.segs)-1) {
-		la.wg.Add(1)
+	for range workers {
 		go func() {
 			defer la.wg.Done()
 			for !la.stop.Load() {
@@ -442,7 +443,9 @@ func (la *lookAhead) wait() {
 	if la == nil {
 		return
 	}
+	la.mu.Lock()
 	la.stop.Store(true)
+	la.mu.Unlock()
 	la.wg.Wait()
 }
 
