@@ -6,10 +6,12 @@ package mmapstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -153,15 +155,16 @@ func (s *Segment) prefetchSlices(hashes []uint32, sliceBytes uint64) {
 		return
 	}
 	coldReads.Add(1)
-	asked := map[int]bool{}
-	for _, h := range hashes {
-		// Whole chunks: reading the slice verifies the chunks it spans,
-		// and a section need not start on a page, so a chunk reaches a
-		// page past the slice's own on either side. Asking for the
-		// slice's bytes alone left those pages to fault in one by one
-		// (2,000 reads in turn, most of a cold trace-id lookup).
-		s.askRange(&s.trigrams, uint64(h)*sliceBytes, sliceBytes, asked)
+	// Whole chunks (askRanges): reading the slice verifies the chunks it
+	// spans, and a section need not start on a page, so a chunk reaches a
+	// page past the slice's own on either side. Asking for the slice's
+	// bytes alone left those pages to fault in one by one (2,000 reads in
+	// turn, most of a cold trace-id lookup).
+	ranges := make([]byteRange, len(hashes))
+	for i, h := range hashes {
+		ranges[i] = byteRange{uint64(h) * sliceBytes, sliceBytes}
 	}
+	s.askRanges(&s.trigrams, ranges, map[int]bool{})
 }
 
 // askRange asks the kernel for sec's bytes [off, off+n), rounded out to
@@ -346,10 +349,36 @@ func (s *Segment) askLevel(sec *section, ranges []byteRange, asked map[int]bool)
 		return false
 	}
 	coldReads.Add(1)
-	for _, r := range ranges {
-		s.askRange(sec, r.off, r.n, asked)
-	}
+	s.askRanges(sec, ranges, asked)
 	return true
+}
+
+// askGap is the widest gap between two ranges askRanges asks for as one:
+// on a VM each madvise that queues a read exits to the hypervisor, and a
+// cold literal's first search made some 1,400 of them (a page's entries,
+// sixteen bytes apart, a call each), more CPU than reading the few pages
+// between neighbours costs the disk.
+const askGap = 4 * ChunkSize
+
+// askRanges asks for ranges of sec (askRange), those whose chunks lie
+// within askGap of each other as one; ranges is reordered.
+func (s *Segment) askRanges(sec *section, ranges []byteRange, asked map[int]bool) {
+	slices.SortFunc(ranges, func(a, b byteRange) int { return cmp.Compare(a.off, b.off) })
+	var lo, hi uint64
+	for i, r := range ranges {
+		rlo, rhi := chunksAround(r.off, r.n, uint64(len(sec.data)))
+		if i > 0 && rlo <= hi+askGap {
+			hi = max(hi, rhi)
+			continue
+		}
+		if i > 0 {
+			s.askRange(sec, lo, hi-lo, asked)
+		}
+		lo, hi = rlo, rhi
+	}
+	if len(ranges) > 0 {
+		s.askRange(sec, lo, hi-lo, asked)
+	}
 }
 
 // PrefetchBlocks asks the kernel for dictionary blocks bs (their entries,

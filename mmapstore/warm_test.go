@@ -565,6 +565,36 @@ func TestPrefetchHitsColdBatches(t *testing.T) {
 		func(r, n int64) bool { return r == n })
 }
 
+// TestAskRangesMerged: ranges a few chunks apart are asked for with one
+// madvise (each is a system call that, reading, exits to the hypervisor on
+// a VM): what locating lines of neighbouring groups reads (entries sixteen
+// bytes apart, lengths and times close by) goes out as one ask a section.
+func TestAskRangesMerged(t *testing.T) {
+	ix := openEvicted(t, 16<<20, 8<<20)
+	s := ix.Segments()[0]
+	sp := s.Spans()[0]
+	var lines []uint32
+	for g := range uint32(40) {
+		lines = append(lines, sp.FirstLine+g*GroupSize)
+	}
+	if r, n := s.HitsResident(0, lines, true); r*2 >= n {
+		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
+	}
+	asks := map[uint32]int{}
+	restore := SetAskHook(func(kind uint32, lo, hi uint64) { asks[kind]++ })
+	s.SetHitsCheck(0, time.Time{})
+	s.PrefetchHits(0, lines, len(lines))
+	restore()
+	if len(asks) == 0 {
+		t.Fatal("nothing asked for")
+	}
+	for kind, n := range asks {
+		if n != 1 {
+			t.Errorf("%s: %d asks for the ranges of 40 neighbouring lines, want 1", SectionName(kind), n)
+		}
+	}
+}
+
 // TestPrefetchLists: the heads of a union's postings lists, on a cold
 // segment, are asked for together before they are decoded, counted as
 // waiting for the disk; not looked at again within the recheck interval.
