@@ -262,7 +262,7 @@ func (s *Segment) PrefetchLookups(terms [][]byte) (cold bool) {
 	// Warm (a fresh process on a warm page cache pays this per segment):
 	// the first word's block resident, nothing more is looked at.
 	if b, err := s.findBlock(terms[0]); err == nil && b >= 0 {
-		if ent, _, err := s.dictEntry(b); err == nil && s.resident(&s.dict, uint64(ent&^fstBlock), 1) {
+		if res, err := s.blockResident(b); err == nil && res {
 			return false
 		}
 	}
@@ -282,9 +282,9 @@ func (s *Segment) PrefetchLookups(terms [][]byte) (cold bool) {
 		if err != nil || !ok {
 			continue
 		}
-		if _, inline, _ := s.inlineIDs(ref); !inline {
-			ranges = append(ranges, byteRange{ref >> 2, min(binary.MaxVarintLen64, uint64(len(s.postings.data))-ref>>2)})
-			if i == 0 && s.resident(&s.postings, ranges[0].off, ranges[0].n) {
+		if r, ok := s.headRange(ref); ok {
+			ranges = append(ranges, r)
+			if i == 0 && s.resident(&s.postings, r.off, r.n) {
 				return cold // the heads are resident: no need to look the rest up
 			}
 		}
@@ -292,6 +292,16 @@ func (s *Segment) PrefetchLookups(terms [][]byte) (cold bool) {
 	s.askLevel(&s.postings, ranges, asked)
 	s.lookupsChecked.Store(0) // cold: the segment's next lookups are looked at too
 	return cold
+}
+
+// blockResident tells whether the first page of dictionary block b (or of
+// its FST group) is in memory.
+func (s *Segment) blockResident(b int) (bool, error) {
+	ent, _, err := s.dictEntry(b)
+	if err != nil {
+		return false, err
+	}
+	return s.resident(&s.dict, uint64(ent&^fstBlock), 1), nil
 }
 
 // askBlocks asks for dictionary blocks' entries, then for the blocks (or
@@ -393,8 +403,7 @@ func (s *Segment) PrefetchBlocks(bs []uint32) {
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() { recover() }() // advice only
-	ent, _, err := s.dictEntry(int(bs[0]))
-	if err != nil || s.resident(&s.dict, uint64(ent&^fstBlock), 1) {
+	if res, err := s.blockResident(int(bs[0])); err != nil || res {
 		return
 	}
 	blocks := make([]int, len(bs))
@@ -422,8 +431,8 @@ func (s *Segment) PrefetchLists(refs []uint64) {
 	}
 	var heads []byteRange
 	for _, ref := range refs {
-		if ref&postingsTag == 0 && ref>>2 < uint64(len(s.postings.data)) {
-			heads = append(heads, byteRange{ref >> 2, min(2*binary.MaxVarintLen64, uint64(len(s.postings.data))-ref>>2)})
+		if r, ok := s.headRange(ref); ok {
+			heads = append(heads, r)
 		}
 	}
 	if len(heads) >= 2 && s.askLevel(&s.postings, heads, map[int]bool{}) {

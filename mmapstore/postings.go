@@ -55,6 +55,21 @@ func (s *Segment) list(ref uint64) (postingsList, error) {
 	return l, err
 }
 
+// listHeadMax is the most bytes a list's header takes.
+const listHeadMax = 2 * binary.MaxVarintLen64
+
+// headRange is where the header of the postings list at ref lies, for
+// asking for it ahead: false for a reference that holds its ids itself
+// (inline, packed) or points past the section (left for the reading to
+// report).
+func (s *Segment) headRange(ref uint64) (byteRange, bool) {
+	off := ref >> 2
+	if ref&postingsTag != 0 || off >= uint64(len(s.postings.data)) {
+		return byteRange{}, false
+	}
+	return byteRange{off, min(listHeadMax, uint64(len(s.postings.data))-off)}, true
+}
+
 // listHead reads the header of the list at a list reference: the body's
 // place and length n, not read yet (l.body nil).
 func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
@@ -62,7 +77,7 @@ func (s *Segment) listHead(ref uint64) (l postingsList, n uint64, err error) {
 		return l, 0, s.damaged(s.corrupt("term dictionary", -1, "bad postings reference %#x", ref))
 	}
 	off := ref >> 2
-	hdr, err := s.readTail(&s.postings, off, 2*binary.MaxVarintLen64)
+	hdr, err := s.readTail(&s.postings, off, listHeadMax)
 	if err != nil {
 		return l, 0, err
 	}
