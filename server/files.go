@@ -125,8 +125,11 @@ func (s *Server) handleContent(w http.ResponseWriter, r *http.Request) {
 		writeStatusError(w, e)
 		return
 	}
-	if r.URL.Query().Has("line") {
+	if v := r.URL.Query(); v.Has("line") {
 		s.fileLines(w, r, sn, f)
+		return
+	} else if v.Has("before") || v.Has("after") {
+		writeError(w, http.StatusBadRequest, "before and after need line (the lines around it)")
 		return
 	}
 	leave, ok := s.openStream(w, r)

@@ -2,9 +2,12 @@ package server
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -27,13 +30,13 @@ func (s *Server) routes() http.Handler {
 
 	r.Route("/api", func(r chi.Router) {
 		r.Use(wellFormedQuery)
-		r.Get("/search", s.handleSearch)
-		r.Get("/search/raw", s.handleRaw)
-		r.Get("/histogram", s.handleHistogram)
-		r.Get("/tail", s.handleTail)
-		r.Get("/files", s.handleFiles)
-		r.Get("/files/{id}/content", s.handleContent)
-		r.Get("/status", s.handleStatus)
+		r.With(knownParams(pageParams...)).Get("/search", s.handleSearch)
+		r.With(knownParams(searchParamNames...)).Get("/search/raw", s.handleRaw)
+		r.With(knownParams(slices.Concat(searchParamNames, []string{"buckets"})...)).Get("/histogram", s.handleHistogram)
+		r.With(knownParams(slices.Concat(searchParamNames, []string{"last_event_id"})...)).Get("/tail", s.handleTail) // (it says which of them it refuses)
+		r.With(knownParams()).Get("/files", s.handleFiles)
+		r.With(knownParams("line", "before", "after")).Get("/files/{id}/content", s.handleContent)
+		r.With(knownParams()).Get("/status", s.handleStatus)
 	})
 
 	ui := s.opt.UI
@@ -65,6 +68,42 @@ func wellFormedQuery(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// searchParamNames are the parameters that choose what a search matches
+// (parseSearch); pageParams add those of a page of hits.
+var (
+	searchParamNames = []string{"q", "mode", "case", "from", "to", "untimed", "order", "log"}
+	pageParams       = slices.Concat(searchParamNames, []string{"limit", "context", "total", "cursor"})
+)
+
+// knownParams refuses a parameter the route does not read. Ignored, a
+// misspelt or guessed name would answer a question that was not asked
+// without a word: since=1h (the CLI's flag; the API's is from) would
+// search all of time.
+func knownParams(names ...string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for name := range r.URL.Query() {
+				if !slices.Contains(names, name) {
+					writeError(w, http.StatusBadRequest, unknownParam(name, names))
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func unknownParam(name string, known []string) string {
+	msg := fmt.Sprintf("unknown parameter %q", name)
+	switch {
+	case len(known) == 0:
+		return msg + ": this endpoint takes none"
+	case (name == "since" || name == "until") && slices.Contains(known, "from"):
+		msg += " (a time range is from and to)"
+	}
+	return msg + "; known: " + strings.Join(known, ", ")
 }
 
 // getHead routes HEAD requests as GET (net/http then sends no body), as

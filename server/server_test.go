@@ -41,6 +41,21 @@ func TestEndpoints(t *testing.T) {
 		// A pair URL.Query would drop (the search would run without it).
 		{"/api/search?q=error&from=%ZZ", 400, "application/json", `malformed query string`},
 		{"/api/search?q=error;from=2026-01-01", 400, "application/json", `malformed query string`},
+		// A parameter the route does not read: ignored, the answer would be
+		// to another question (all of time, every log, the whole file).
+		{"/api/search?q=error&since=1h", 400, "application/json", `unknown parameter \"since\" (a time range is from and to); known: q, mode, case, from, to, untimed, order, log, limit, context, total, cursor`},
+		{"/api/search?q=error&frmo=1h", 400, "application/json", `unknown parameter \"frmo\"; known: q, mode`},
+		{"/api/search?q=error&from=2026-01-01", 200, "application/json", `"hits"`},
+		{"/api/search/raw?q=error&limit=10", 400, "application/json", `unknown parameter \"limit\"`},
+		{"/api/histogram?q=error&buckets=10&lgo=app", 400, "application/json", `unknown parameter \"lgo\"`},
+		{"/api/histogram?q=error&buckets=10&log=api", 200, "application/json", `"buckets"`},
+		{"/api/tail?q=error&from=1h", 400, "application/json", `/api/tail takes q, mode and case only`},
+		{"/api/tail?q=error&follow=1", 400, "application/json", `unknown parameter \"follow\"`},
+		{"/api/files?log=app", 400, "application/json", `unknown parameter \"log\": this endpoint takes none`},
+		{"/api/status?verbose=1", 400, "application/json", `takes none`},
+		{"/api/files/1/content?lines=5", 400, "application/json", `unknown parameter \"lines\"; known: line, before, after`},
+		{"/api/files/1/content?before=5", 400, "application/json", `before and after need line`},
+		{"/api/files/1/content?line=5&before=1&after=1", 200, "application/json", `"lines"`},
 	} {
 		r := ts.get(t, tc.path)
 		if r.code != tc.code || !strings.HasPrefix(r.header.Get("Content-Type"), tc.ctype) || !strings.Contains(string(r.body), tc.contains) {
