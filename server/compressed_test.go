@@ -78,8 +78,14 @@ func TestCompressedLogs(t *testing.T) {
 	if sr := ts.search(t, "q=zqxold+OR+zqxcur+OR+zqxnew&log=logs/rot/app.log"); sr.Total != 4 {
 		t.Errorf("log=: total %d, want 4", sr.Total)
 	}
-	if sr := ts.search(t, "q=zqxold&log=logs/other"); sr.Total != 0 {
+	if sr := ts.search(t, "q=zqxold&log=logs/app/api.log"); sr.Total != 0 {
 		t.Errorf("another log: total %d", sr.Total)
+	}
+	if r := ts.get(t, "/api/search?q=zqxold&log=logs/other"); r.code != http.StatusOK || !strings.Contains(string(r.body), `no log \"logs/other\" in the index`) {
+		t.Errorf("a log without files: %d %s", r.code, r.body)
+	}
+	if r := ts.get(t, "/api/search/raw?q=zqxold&log=logs/other"); r.code != http.StatusOK || r.header.Get("X-Logdex-Warnings") != "1" {
+		t.Errorf("raw, a log without files: %d %q", r.code, r.header.Get("X-Logdex-Warnings"))
 	}
 	content := fmt.Sprintf("/api/files/%d/content", gzID)
 	if r := ts.get(t, content); r.code != 200 || string(r.body) != old {

@@ -109,6 +109,7 @@ func (s *Server) handleHistogram(w http.ResponseWriter, r *http.Request) {
 		h = query.NewHistogram(from, to, n)
 		st, err = sn.s.Search(ctx, q, query.Options{Time: tr, Histogram: h, Log: p.log, Synced: true}, nil)
 	}
+	warnUnknownLog(sn, p.log, st)
 	if extended && !slices.ContainsFunc(h.Counts, func(c int64) bool { return c > 0 }) {
 		h.Counts = nil // nothing written since: no range of buckets to show, as without it
 	}

@@ -111,6 +111,7 @@ func (s *Server) handleRaw(w http.ResponseWriter, r *http.Request) {
 	// cancels the context.
 	st, err := sn.s.Search(r.Context(), q, query.Options{Time: p.tr, Order: p.order, Log: p.log}, rs.hit)
 	slot.finish() // the rest is sending
+	warnUnknownLog(sn, p.log, st)
 	if err == nil {
 		err = rs.flushPending()
 	}

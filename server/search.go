@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -106,6 +107,17 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 		return nil, nil, queryError(err)
 	}
 	return p, q, nil
+}
+
+// warnUnknownLog adds a warning to st when log names no file of the
+// index: a misspelt name (or a file's name where its path is wanted)
+// would answer "no hits" without a word. Not an error: a live search may
+// wait for a log that is not written yet.
+func warnUnknownLog(sn *snapshot, log string, st *query.Stats) {
+	if log == "" || st == nil || slices.ContainsFunc(sn.s.Files(), func(f *query.File) bool { return f.Log() == log }) {
+		return
+	}
+	st.Warnings = append(st.Warnings, fmt.Sprintf("no log %q in the index (yet): a log is named by its path, as the log of /api/files (logs/app/api.log)", log))
 }
 
 func (p *searchParams) caseName() string {
@@ -363,6 +375,7 @@ func (s *Server) searchJSON(ctx context.Context, sn *snapshot, q *query.Query, p
 	if err != nil {
 		return st, err
 	}
+	warnUnknownLog(sn, p.log, st)
 	if out.err != nil {
 		return st, out.err
 	}

@@ -48,7 +48,13 @@ func TestEndpoints(t *testing.T) {
 		{"/api/search?q=error&from=2026-01-01", 200, "application/json", `"hits"`},
 		{"/api/search/raw?q=error&limit=10", 400, "application/json", `unknown parameter \"limit\"`},
 		{"/api/histogram?q=error&buckets=10&lgo=app", 400, "application/json", `unknown parameter \"lgo\"`},
-		{"/api/histogram?q=error&buckets=10&log=api", 200, "application/json", `"buckets"`},
+		{"/api/histogram?q=error&buckets=10&log=logs/app/api.log", 200, "application/json", `"buckets"`},
+		// A log the index has no file of: "no hits" alone would say it has
+		// none (a warning, not an error: live, a log may come later).
+		{"/api/histogram?q=error&log=api.log", 200, "application/json", `"warnings":["no log \"api.log\" in the index (yet)`},
+		{"/api/search?q=error&log=logs/app/api.lgo", 200, "application/json", `"total":0,"total_exact":true`},
+		{"/api/search?q=error&log=logs/app/api.lgo", 200, "application/json", `"warnings":["no log \"logs/app/api.lgo\" in the index (yet): a log is named by its path, as the log of /api/files (logs/app/api.log)"]`},
+		{"/api/search?q=error&log=logs/app/api.log", 200, "application/json", `"path":"logs/app/api.log"`},
 		{"/api/tail?q=error&from=1h", 400, "application/json", `/api/tail takes q, mode and case only`},
 		{"/api/tail?q=error&follow=1", 400, "application/json", `unknown parameter \"follow\"`},
 		{"/api/files?log=app", 400, "application/json", `unknown parameter \"log\": this endpoint takes none`},
