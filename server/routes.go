@@ -2,11 +2,11 @@ package server
 
 import (
 	"embed"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -84,23 +84,37 @@ var (
 func knownParams(names ...string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var unknown []string
 			for name := range r.URL.Query() {
 				if !slices.Contains(names, name) {
-					writeError(w, http.StatusBadRequest, unknownParam(name, names))
-					return
+					unknown = append(unknown, name)
 				}
+			}
+			if len(unknown) > 0 {
+				slices.Sort(unknown)
+				writeError(w, http.StatusBadRequest, unknownParams(unknown, names))
+				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
 
-func unknownParam(name string, known []string) string {
-	msg := fmt.Sprintf("unknown parameter %q", name)
-	switch {
-	case len(known) == 0:
+// unknownParams says which parameters are unknown (sorted) and which the
+// endpoint takes.
+func unknownParams(unknown, known []string) string {
+	quoted := make([]string, len(unknown))
+	for i, u := range unknown {
+		quoted[i] = strconv.Quote(u)
+	}
+	msg := "unknown parameter " + strings.Join(quoted, ", ")
+	if len(unknown) > 1 {
+		msg = "unknown parameters " + strings.Join(quoted, ", ")
+	}
+	if len(known) == 0 {
 		return msg + ": this endpoint takes none"
-	case (name == "since" || name == "until") && slices.Contains(known, "from"):
+	}
+	if slices.Contains(known, "from") && (slices.Contains(unknown, "since") || slices.Contains(unknown, "until")) {
 		msg += " (a time range is from and to)"
 	}
 	return msg + "; known: " + strings.Join(known, ", ")

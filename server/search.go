@@ -114,7 +114,7 @@ func parseSearch(r *http.Request, raw bool) (*searchParams, *query.Query, *statu
 // would answer "no hits" without a word. Not an error: a live search may
 // wait for a log that is not written yet.
 func warnUnknownLog(sn *snapshot, log string, st *query.Stats) {
-	if log == "" || st == nil || slices.ContainsFunc(sn.s.Files(), func(f *query.File) bool { return f.Log() == log }) {
+	if log == "" || st == nil || st.Total > 0 || slices.ContainsFunc(sn.s.Files(), func(f *query.File) bool { return f.Log() == log }) {
 		return
 	}
 	st.Warnings = append(st.Warnings, fmt.Sprintf("no log %q in the index (yet): a log is named by its path, as the log of /api/files (logs/app/api.log)", log))

@@ -45,6 +45,7 @@ func TestEndpoints(t *testing.T) {
 		// to another question (all of time, every log, the whole file).
 		{"/api/search?q=error&since=1h", 400, "application/json", `unknown parameter \"since\" (a time range is from and to); known: q, mode, case, from, to, untimed, order, log, limit, context, total, cursor`},
 		{"/api/search?q=error&frmo=1h", 400, "application/json", `unknown parameter \"frmo\"; known: q, mode`},
+		{"/api/search?q=error&until=2h&since=1h&b=1", 400, "application/json", `unknown parameters \"b\", \"since\", \"until\" (a time range is from and to); known: q,`},
 		{"/api/search?q=error&from=2026-01-01", 200, "application/json", `"hits"`},
 		{"/api/search/raw?q=error&limit=10", 400, "application/json", `unknown parameter \"limit\"`},
 		{"/api/histogram?q=error&buckets=10&lgo=app", 400, "application/json", `unknown parameter \"lgo\"`},
