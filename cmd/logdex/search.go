@@ -103,7 +103,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(contextFlag{&sf.after}, "A", "print `N` lines of context after each match (over -C's)")
 	fs.Var(contextFlag{&sf.before}, "B", "print `N` lines of context before each match (over -C's)")
 	fs.Var(contextFlag{&sf.context}, "C", "print `N` lines of context around each match")
-	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matching lines printed (-c, -l and -L still count or name every file)")
+	fs.IntVar(&sf.limit, "limit", 0, "stop after `N` matching lines printed (-c, -l and -L still count or name every file; 0: no limit)")
 	fs.StringVar(&sf.index, "index", "", "index directory (default: the one for PATHs)")
 	fs.BoolVar(&sf.noUpdate, "no-update", false, "search the index as it is; do not index new or changed files first")
 	fs.BoolVar(&sf.stats, "stats", false, "print how the index answered (candidates, verified lines, time) to stderr")
@@ -206,6 +206,10 @@ func (e *env) search(args []string) int {
 	if sf.only && sf.words && sf.lines {
 		// (grep -owx prints what -ox does; not worth a path of its own)
 		fmt.Fprintln(e.stderr, "logdex: -o does not combine with both -w and -x")
+		return 2
+	}
+	if sf.limit < 0 {
+		fmt.Fprintln(e.stderr, "logdex: --limit: want a number of lines (0, the default: no limit)")
 		return 2
 	}
 	if sf.maxCount > 0 && (sf.limit > 0 || sf.sort != "path") {

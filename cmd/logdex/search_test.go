@@ -420,6 +420,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search"}, "Usage"},
 		{[]string{"search", "-A", "-1", "x", "logs"}, "invalid context length"},
 		{[]string{"search", "-m", "1", "--limit", "2", "x", "logs"}, "-m does not combine"},
+		{[]string{"search", "--limit", "-5", "x", "logs"}, "--limit: want a number of lines"},
 		{[]string{"search", "-m", "1", "--sort", "time", "x", "logs"}, "-m does not combine"},
 		{[]string{"search", "-w", "error", "logs"}, "not to the query language"},
 		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},

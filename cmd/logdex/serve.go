@@ -128,6 +128,14 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	if err != nil {
 		return fail(err)
 	}
+	for _, p := range paths {
+		// A PATH that is not there is a typo more often than a directory
+		// yet to come: served, it would answer every search with nothing.
+		// (A root that goes away later is said by each failed re-index.)
+		if _, err := os.Lstat(p); err != nil {
+			return fail(fmt.Errorf("%s: %w", p, errors.Unwrap(err)))
+		}
+	}
 	display := paths
 	if len(paths) == 0 { // --index alone: the roots it was built for
 		if paths, display, err = indexRoots(dir); err != nil {

@@ -405,6 +405,22 @@ func fileID(t *testing.T, url, suffix string) uint64 {
 	return 0
 }
 
+// TestServeMissingPath: a PATH that is not there is an error at start (a
+// typo), not a server answering every search with nothing.
+func TestServeMissingPath(t *testing.T) {
+	dir := t.TempDir()
+	logs := copyFixtures(t, dir)
+	var stdout, stderr bytes.Buffer
+	missing := filepath.Join(dir, "nope")
+	code := run([]string{"serve", "--addr", "127.0.0.1:0", "--index", filepath.Join(dir, "idx"), logs, missing}, nil, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), missing+": no such file or directory") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "idx")); err == nil {
+		t.Fatal("indexed before refusing")
+	}
+}
+
 func TestServeBindRequiresToken(t *testing.T) {
 	dir := t.TempDir()
 	logs := copyFixtures(t, dir)
