@@ -223,10 +223,9 @@ func (s *Segment) ListsResident(refs []uint64) (resident, size int64) {
 		resident, size = resident+r, size+int64(hi-lo)
 	}
 	for _, ref := range refs {
-		if ref&postingsTag != 0 {
-			continue
+		if r, ok := s.headRange(ref); ok {
+			count(r.off, 1)
 		}
-		count(ref>>2, 1)
 	}
 	return resident, size
 }

@@ -518,9 +518,7 @@ func TestPrefetchHits(t *testing.T) {
 	for i := range uint32(50) {
 		lines = append(lines, sp.FirstLine+i*(sp.NumLines/50)+i%GroupSize)
 	}
-	if r, n := s.HitsResident(0, lines, true); r*2 >= n {
-		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
-	}
+	skipIfResident(t)(s.HitsResident(0, lines, true))
 	s.SetHitsCheck(0, time.Now())
 	s.PrefetchHits(0, lines, len(lines)) // looked at just now: nothing asked
 	time.Sleep(50 * time.Millisecond)
@@ -554,9 +552,7 @@ func TestPrefetchHitsColdBatches(t *testing.T) {
 		return lines
 	}
 	first, second := batch(0), batch(1)
-	if r, n := s.HitsResident(0, second, true); r*2 >= n {
-		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
-	}
+	skipIfResident(t)(s.HitsResident(0, second, true))
 	s.SetHitsCheck(0, time.Time{})
 	s.PrefetchHits(0, first, len(first)) // cold: asked
 	s.PrefetchHits(0, second, len(second))
@@ -577,9 +573,7 @@ func TestAskRangesMerged(t *testing.T) {
 	for g := range uint32(40) {
 		lines = append(lines, sp.FirstLine+g*GroupSize)
 	}
-	if r, n := s.HitsResident(0, lines, true); r*2 >= n {
-		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
-	}
+	skipIfResident(t)(s.HitsResident(0, lines, true))
 	asks := map[uint32]int{}
 	restore := SetAskHook(func(kind uint32, lo, hi uint64) { asks[kind]++ })
 	s.SetHitsCheck(0, time.Time{})
@@ -611,9 +605,7 @@ func TestPrefetchLists(t *testing.T) {
 	if len(refs) < 3 {
 		t.Fatalf("%d words with postings lists, want several", len(refs))
 	}
-	if r, n := s.ListsResident(refs); r*2 >= n {
-		t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
-	}
+	skipIfResident(t)(s.ListsResident(refs))
 	s.SetListsCheck(time.Now())
 	s.PrefetchLists(refs) // looked at just now: nothing asked
 	time.Sleep(50 * time.Millisecond)
@@ -799,5 +791,17 @@ func TestMappingAfterClose(t *testing.T) {
 	}
 	if r, err := m.Resident(0, 1); r != 0 || err != nil {
 		t.Errorf("Resident of an empty mapping: %d, %v", r, err)
+	}
+}
+
+// skipIfResident skips a test of cold reads when eviction left most of
+// what it reads in memory (a file system without a page cache to drop).
+// Called as skipIfResident(t)(s.HitsResident(...)).
+func skipIfResident(t *testing.T) func(resident, size int64) {
+	return func(resident, size int64) {
+		t.Helper()
+		if resident*2 >= size {
+			t.Skip("eviction left the index in memory (a file system without a page cache to drop)")
+		}
 	}
 }

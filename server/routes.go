@@ -107,10 +107,11 @@ func unknownParams(unknown, known []string) string {
 	for i, u := range unknown {
 		quoted[i] = strconv.Quote(u)
 	}
-	msg := "unknown parameter " + strings.Join(quoted, ", ")
+	word := "parameter"
 	if len(unknown) > 1 {
-		msg = "unknown parameters " + strings.Join(quoted, ", ")
+		word = "parameters"
 	}
+	msg := "unknown " + word + " " + strings.Join(quoted, ", ")
 	if len(known) == 0 {
 		return msg + ": this endpoint takes none"
 	}
