@@ -75,6 +75,7 @@ func (u *update) publish() error {
 	if st, err := os.Stat(filepath.Join(u.opt.Dir, mmapstore.ManifestName)); err == nil {
 		u.res.IndexBytes += st.Size()
 	}
+	u.res.IndexBytes += shadowBytes(u.opt.Dir, &u.next)
 	for _, f := range u.next.Files {
 		u.res.RawBytes += f.Indexed
 	}
@@ -82,19 +83,41 @@ func (u *update) publish() error {
 }
 
 // collect deletes the segment files in dir that m, just published, does
-// not list.
+// not list, and the seekable copies of files it no longer has.
 func collect(dir string, m *mmapstore.Manifest) {
 	keep := map[string]bool{}
 	for _, s := range m.Segments {
 		keep[s.Name] = true
 	}
+	files := mmapstore.NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		n := e.Name()
 		if strings.HasPrefix(n, "seg-") && strings.HasSuffix(n, ".ldx") && !keep[n] {
 			os.Remove(filepath.Join(dir, n))
 		}
+		if id, ok := mmapstore.ParseShadowName(n); ok {
+			if _, live := files.Find(id); !live {
+				os.Remove(filepath.Join(dir, n))
+			}
+		}
 	}
+}
+
+// shadowBytes is the size of the seekable copies of m's files in dir.
+func shadowBytes(dir string, m *mmapstore.Manifest) (n int64) {
+	files := mmapstore.NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if id, ok := mmapstore.ParseShadowName(e.Name()); ok {
+			if _, live := files.Find(id); live {
+				if fi, err := e.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+		}
+	}
+	return n
 }
 
 // removeNew deletes the segments this run wrote, when it fails.

@@ -38,7 +38,20 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 	}
 	defer f.Close()
 	ix := compressed.NewIndexer(f, rec.Size, kind, compressed.DefaultInterval)
-	sa := newStreamAt(ix, len(buf))
+	var src io.Reader = ix
+	// A zstd or xz file may have no restart point for a long way (one
+	// frame or block): a seekable copy is written as it is read, kept only
+	// if the table shows the need.
+	var sh *shadowFile
+	if kind == compressed.Zstd || kind == compressed.XZ {
+		if sh, err = newShadowFile(u.opt.Dir, rec.ID); err != nil {
+			u.log.Warn().Err(err).Str("path", rec.Path).Msg("cannot write a seekable copy; reads will decompress from the start")
+		} else {
+			defer sh.discard()
+			src = io.TeeReader(ix, sh.w)
+		}
+	}
+	sa := newStreamAt(src, len(buf))
 	sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
 	var refs []*mmapstore.SegmentRef
 	var parts []*part
@@ -72,7 +85,13 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 				u.log.Warn().Err(sa.err).Str("path", rec.Path).Int64("indexed", complete).Msg("compressed file damaged; indexing the lines before the damage")
 			}
 			if lines > 0 {
-				b.checkpoints = map[uint64][]byte{rec.ID: ix.Table().AppendBinary(nil)}
+				t := ix.Table()
+				if sh != nil && t.NeedsShadow() {
+					if err := sh.keep(t); err != nil {
+						u.log.Warn().Err(err).Str("path", rec.Path).Msg("cannot write a seekable copy; reads will decompress from the start")
+					}
+				}
+				b.checkpoints = map[uint64][]byte{rec.ID: t.AppendBinary(nil)}
 			}
 		}
 		if lines > 0 {
@@ -227,4 +246,57 @@ func (u *update) numberStreams(refs map[int][]*mmapstore.SegmentRef) error {
 		}
 	}
 	return nil
+}
+
+// shadowFile is a seekable copy being written (package compressed,
+// ShadowWriter) under a temporary name in the index directory.
+type shadowFile struct {
+	dir  string
+	id   uint64
+	f    *os.File
+	w    *compressed.ShadowWriter
+	kept bool
+}
+
+func newShadowFile(dir string, id uint64) (*shadowFile, error) {
+	f, err := os.CreateTemp(dir, fmt.Sprintf("shadow-%d-*.part", id))
+	if err != nil {
+		return nil, err
+	}
+	return &shadowFile{dir: dir, id: id, f: f, w: compressed.NewShadowWriter(f, compressed.DefaultInterval)}, nil
+}
+
+// keep finishes the copy of the bytes t describes, publishes it under its
+// name (synced first: the index that names it is published after) and
+// records it in t.
+func (s *shadowFile) keep(t *compressed.Table) error {
+	if err := s.w.Close(); err != nil {
+		return err
+	}
+	st := s.w.Table()
+	if st.Size != t.Size {
+		return fmt.Errorf("seekable copy holds %d bytes of %d", st.Size, t.Size)
+	}
+	// (CreateTemp's 0600: readable as the segments are.)
+	if err := s.f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(s.f.Name(), filepath.Join(s.dir, mmapstore.ShadowName(s.id, s.w.Sum()))); err != nil {
+		return err
+	}
+	s.kept = true
+	t.Shadow, t.ShadowSum = st, s.w.Sum()
+	return nil
+}
+
+// discard closes the copy and removes it unless kept.
+func (s *shadowFile) discard() {
+	s.w.Close()
+	s.f.Close()
+	if !s.kept {
+		os.Remove(s.f.Name())
+	}
 }

@@ -53,7 +53,12 @@ const (
 	//      end of the indexed prefix): a file rewritten in place with the
 	//      same first KiB, grown past that end, was taken for an append.
 	//      Version 5 stays readable (its records have no tail yet).
-	FormatVersion = 6
+	//   7: a compressed file whose restart points lie more than two
+	//      intervals apart (a zstd file of one frame, an xz file of one
+	//      block) has a seekable copy, shadow-<id>-<sum>.zst, named in its
+	//      checkpoint table (table version 2). Versions 5 and 6 stay
+	//      readable (their tables are all version 1).
+	FormatVersion = 7
 	// MinFormatVersion is the oldest version this build reads.
 	MinFormatVersion = 5
 

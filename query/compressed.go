@@ -12,8 +12,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 
+	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/compressed"
 	"github.com/logdex/logdex/query/live"
 )
@@ -67,7 +70,59 @@ func (s *Searcher) source(f *File, h *live.Handle) (io.ReaderAt, error) {
 		}
 		return &streamed{f: h.File(), size: h.Size(), kind: kind, logical: f.Record().Indexed}, nil
 	}
-	return &decompressed{r: compressed.NewReader(h.File(), h.Size(), kind, t), size: t.Size, logical: f.Record().Indexed}, nil
+	d := &decompressed{r: compressed.NewReader(h.File(), h.Size(), kind, t), size: t.Size, logical: f.Record().Indexed}
+	if t.Shadow != nil {
+		if sh := s.shadow(f.ID, t); sh != nil {
+			// Read through the seekable copy; the file itself (its own
+			// restart points) stays the fallback should the copy fail.
+			d.fallback, d.r = d.r, compressed.NewShadowReader(sh, t.Shadow.CompressedSize, t.Shadow)
+		}
+	}
+	return d, nil
+}
+
+// shadows holds the seekable copies a Searcher has opened, by file id (nil:
+// missing or not what the table describes), closed with it.
+type shadows struct {
+	mu    sync.Mutex
+	files map[uint64]*os.File
+}
+
+// shadow opens file id's seekable copy in the index directory (once), or
+// returns nil when it is missing or not the size its table says: reads
+// then decompress the file itself.
+func (s *Searcher) shadow(id uint64, t *compressed.Table) *os.File {
+	s.sh.mu.Lock()
+	defer s.sh.mu.Unlock()
+	if f, ok := s.sh.files[id]; ok {
+		return f
+	}
+	if s.sh.files == nil {
+		s.sh.files = map[uint64]*os.File{}
+	}
+	f, err := os.OpenFile(filepath.Join(s.ix.Dir(), mmapstore.ShadowName(id, t.ShadowSum)), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != t.Shadow.CompressedSize {
+			f.Close()
+			f = nil
+		}
+	} else {
+		f = nil
+	}
+	s.sh.files[id] = f
+	return f
+}
+
+// closeShadows closes the seekable copies opened.
+func (s *Searcher) closeShadows() {
+	s.sh.mu.Lock()
+	defer s.sh.mu.Unlock()
+	for _, f := range s.sh.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+	s.sh.files = nil
 }
 
 // streamed reads a compressed file's content by decompressing it from the
@@ -126,16 +181,24 @@ func (s *streamed) ReadAt(p []byte, off int64) (int, error) {
 // bytes, and the newline the indexer supplied after a last line without
 // one.
 type decompressed struct {
-	r       *compressed.Reader
-	size    int64 // decompressed bytes
-	logical int64 // with the supplied newline: size or size+1
+	r       io.ReaderAt // a compressed.Reader, or a ShadowReader of its copy
+	size    int64       // decompressed bytes
+	logical int64       // with the supplied newline: size or size+1
+	// fallback reads the file itself when r reads its seekable copy: a
+	// copy that fails (damaged since it was written) is dropped for it.
+	fallback io.ReaderAt
 }
 
 func (d *decompressed) ReadAt(p []byte, off int64) (int, error) {
 	n := 0
 	if off < d.size {
 		var err error
-		n, err = d.r.ReadAt(p[:min(int64(len(p)), d.size-off)], off)
+		want := p[:min(int64(len(p)), d.size-off)]
+		n, err = d.r.ReadAt(want, off)
+		if err != nil && err != io.EOF && d.fallback != nil {
+			d.r, d.fallback = d.fallback, nil
+			n, err = d.r.ReadAt(want, off)
+		}
 		if errors.Is(err, compressed.ErrTruncated) {
 			return n, io.EOF // truncated since it was checked: read short, as a plain file
 		}

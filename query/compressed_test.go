@@ -345,3 +345,109 @@ func TestStreamedTruncated(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressedSeekableCopy: a zstd file of one frame and an xz file of
+// one block (what zstd and xz write) have no restart point but their
+// start; the index keeps a seekable copy of each, through which their
+// lines are read, answers stay what zstdgrep and xzgrep print, and a copy
+// damaged or missing only makes reads decompress the file itself. Once a
+// file leaves the index, its copy goes too.
+func TestCompressedSeekableCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	must(t, os.MkdirAll(dir, 0o755))
+	var b bytes.Buffer
+	r := rand.New(rand.NewPCG(8, 9))
+	for i := 0; b.Len() < 5*compressed.DefaultInterval/2; i++ {
+		fmt.Fprintf(&b, "2026-11-29T10:%02d:%02d.%03dZ INFO req=%x user=%s took %dms\n", i/60%60, i%60, i%1000, r.Uint64(),
+			[]string{"alice", "bob", "mallory"}[r.IntN(3)], r.IntN(900))
+	}
+	for _, tool := range []struct{ name, cmd string }{{"app.log.1.zst", "zstd -q -c"}, {"app.log.2.xz", "xz -c -T1"}} {
+		if _, err := exec.LookPath(strings.Fields(tool.cmd)[0]); err != nil {
+			t.Skipf("%s not installed", tool.cmd)
+		}
+		must(t, os.WriteFile(filepath.Join(dir, tool.name), compress(t, tool.cmd, b.Bytes()), 0o644))
+	}
+	idx := t.TempDir()
+	update := func() {
+		t.Helper()
+		if _, err := indexer.Update(context.Background(), indexer.Options{Dir: idx, Roots: []string{dir}, SegmentBytes: 1 << 20, Logger: zerolog.Nop()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() *Searcher {
+		t.Helper()
+		ix, err := mmapstore.Open(idx)
+		must(t, err)
+		s := NewSearcher(ix, nil)
+		t.Cleanup(func() { s.Close(); ix.Close() })
+		return s
+	}
+	shadows := func() []string {
+		m, _ := filepath.Glob(filepath.Join(idx, "shadow-*"))
+		return m
+	}
+	update()
+	if got := shadows(); len(got) != 2 {
+		t.Fatalf("seekable copies %q, want one for each file", got)
+	}
+	q, err := Compile([]string{"user=mallory took 4"}, lang.ModeLiteral, false)
+	must(t, err)
+	check := func(s *Searcher, viaCopy bool) {
+		t.Helper()
+		got, st := search(t, s, q, Options{})
+		if len(st.Warnings) > 0 {
+			t.Fatalf("warnings %v", st.Warnings)
+		}
+		var want []string
+		for _, f := range []string{"app.log.1.zst", "app.log.2.xz"} {
+			want = append(want, toolGrep(t, filepath.Join(dir, f), []string{"-F", "user=mallory took 4"})...)
+		}
+		var gotS []string
+		for _, g := range got {
+			gotS = append(gotS, fmt.Sprintf("%s:%d:%s", g.path, g.no, g.text))
+		}
+		if len(want) < 100 || strings.Join(gotS, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%d lines, the greps %d; first difference at %s", len(gotS), len(want), firstDiff([]byte(strings.Join(gotS, "\n")), []byte(strings.Join(want, "\n"))))
+		}
+		for _, f := range s.Files() {
+			h, err := s.logs.Check(f.lf)
+			must(t, err)
+			src, err := s.source(f, h)
+			must(t, err)
+			if d, ok := src.(*decompressed); !ok || (d.fallback != nil) != viaCopy {
+				t.Fatalf("%s: read through its copy %t, want %t", f.Path, ok && d.fallback != nil, viaCopy)
+			}
+			// The last line, as the file ends.
+			last := b.Bytes()[bytes.LastIndexByte(b.Bytes()[:b.Len()-1], '\n')+1:]
+			line := make([]byte, len(last))
+			if _, err := src.ReadAt(line, int64(b.Len()-len(last))); err != nil || !bytes.Equal(line, last) {
+				t.Fatalf("%s: last line %q, %v", f.Path, line, err)
+			}
+			h.Close()
+		}
+	}
+	check(open(), true)
+	// A copy damaged in the middle: reads fall back to the file itself.
+	for _, p := range shadows() {
+		c, err := os.ReadFile(p)
+		must(t, err)
+		for i := len(c) / 2; i < len(c)/2+64; i++ {
+			c[i] ^= 0x55
+		}
+		must(t, os.WriteFile(p, c, 0o644))
+	}
+	check(open(), true)
+	// A copy missing: the file itself from the start.
+	for _, p := range shadows() {
+		must(t, os.Remove(p))
+	}
+	check(open(), false)
+	// Indexed again from scratch, then a file gone: its copy is collected.
+	must(t, os.RemoveAll(idx))
+	update()
+	must(t, os.Remove(filepath.Join(dir, "app.log.2.xz")))
+	update()
+	if got := shadows(); len(got) != 1 || !strings.Contains(filepath.Base(got[0]), "shadow-") {
+		t.Fatalf("seekable copies %q after the xz file left, want the zstd file's", got)
+	}
+}

@@ -89,6 +89,7 @@ type Searcher struct {
 	// inodes maps indexed inodes to files (built on first need).
 	inodes     map[[2]uint64]int
 	inodesOnce sync.Once
+	sh         shadows // seekable copies of compressed files, opened on need
 }
 
 // Unreadable is a file (or directory) the indexer could not read, and why:
@@ -343,4 +344,7 @@ func (s *Searcher) StartSyncFiles() (wait func()) { return s.logs.StartSync() }
 func (s *Searcher) OpenFile(f *File) (*os.File, error) { return s.logs.Open(f.lf) }
 
 // Close releases the opened root directories and log files (not the index).
-func (s *Searcher) Close() error { return s.logs.Close() }
+func (s *Searcher) Close() error {
+	s.closeShadows()
+	return s.logs.Close()
+}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/mmapstore/compressed"
 )
 
 // TestCheckAndRepair: a flipped byte in a segment's postings is found by
@@ -80,5 +83,48 @@ func TestCheckReportsMismatch(t *testing.T) {
 	out, _, code := logdex(t, dir, "check", "--index", idx)
 	if code != 1 || !strings.Contains(out, "DAMAGED "+m.Segments[0].Name) || !strings.Contains(out, "does not match the manifest") {
 		t.Fatalf("check: %d %q", code, out)
+	}
+}
+
+// TestCheckSeekableCopy: a zstd file of one frame is read through the
+// seekable copy the index keeps of it; check decodes the copy, names it
+// when damaged (exit 1), and searches meanwhile still answer the same, by
+// decompressing the file itself.
+func TestCheckSeekableCopy(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	must(t, os.MkdirAll(logs, 0o755))
+	var b strings.Builder
+	for i := 0; b.Len() < 5*compressed.DefaultInterval/2; i++ {
+		fmt.Fprintf(&b, "2026-11-29T10:00:%02dZ INFO request %d served to user%d\n", i%60, i, i%97)
+	}
+	enc, err := zstd.NewWriter(nil)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(logs, "app.log.1.zst"), enc.EncodeAll([]byte(b.String()), nil), 0o644))
+	idx := filepath.Join(dir, "idx")
+	if _, stderr, code := logdex(t, dir, "index", "-q", "--index", idx, "logs"); code != 0 {
+		t.Fatalf("index: %d %s", code, stderr)
+	}
+	copies, _ := filepath.Glob(filepath.Join(idx, "shadow-*.zst"))
+	if len(copies) != 1 {
+		t.Fatalf("seekable copies %q, want one", copies)
+	}
+	if out, _, code := logdex(t, dir, "check", "--index", idx); code != 0 {
+		t.Fatalf("check of a fresh index: %d %q", code, out)
+	}
+	want, _, _ := logdex(t, dir, "search", "--no-update", "--index", idx, "-F", "served to user42")
+	if strings.Count(want, "\n") < 400 {
+		t.Fatalf("search found %d lines", strings.Count(want, "\n"))
+	}
+	data, err := os.ReadFile(copies[0])
+	must(t, err)
+	data[len(data)/2] ^= 0xff
+	must(t, os.WriteFile(copies[0], data, 0o644))
+	out, _, code := logdex(t, dir, "check", "--index", idx)
+	if code != 1 || !strings.Contains(out, "DAMAGED "+filepath.Base(copies[0])) || !strings.Contains(out, "app.log.1.zst") {
+		t.Fatalf("check of a damaged copy: %d %q", code, out)
+	}
+	if got, _, _ := logdex(t, dir, "search", "--no-update", "--index", idx, "-F", "served to user42"); got != want {
+		t.Fatal("search with the copy damaged differs")
 	}
 }

@@ -20,8 +20,11 @@
 //     log text, so checkpoints are at least that far apart.
 //   - zstd: frames are independent; frame starts are the checkpoints. A
 //     file written by zstd or logrotate is one frame: it has a single
-//     checkpoint, and a random read decodes from the file start (see
-//     Reader for how searches stay at one pass per file).
+//     checkpoint. Such a file (and an xz file of one block) gets a
+//     seekable copy (ShadowWriter, ShadowReader): its decompressed bytes
+//     as zstd frames of one interval each, kept by the index, so that a
+//     random read decodes one interval of the copy, not the file from
+//     its start.
 //   - bzip2: every block (100-900 kB of input) is independent; its start
 //     is found at any bit offset and resumed through a made-up stream (see
 //     bzip2Stream).
@@ -43,7 +46,7 @@
 // Memory is bounded: zstd windows and xz dictionaries above
 // MaxDecoderWindow are refused.
 //
-// # Table encoding (version 1)
+// # Table encoding (version 1; version 2 adds a seekable copy's table)
 //
 // Integers marked uvarint are unsigned LEB128 varints (encoding/binary).
 //
@@ -75,8 +78,11 @@
 //	    xz:     byte      the stream's check type, 0-15
 //	    (zstd has no type 1)
 //
-// Type 2 appears only in gzip tables. No byte may follow the last
-// checkpoint. DecodeTable checks every field and bound and returns an
+// Type 2 appears only in gzip tables. Version 2 (byte 0 is 2) follows the
+// checkpoints with the seekable copy's xxhash64 (8 bytes, little-endian),
+// a uvarint length and the copy's own table (version 1, kind zstd, the same
+// S, only type 0 checkpoints). No byte may follow the last checkpoint (or
+// the copy's table). DecodeTable checks every field and bound and returns an
 // error, never panics.
 //
 // # Choosing the interval

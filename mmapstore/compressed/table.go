@@ -47,6 +47,12 @@ type Table struct {
 	CompressedSize int64 // size of the compressed file indexed
 	Interval       int64 // the requested checkpoint spacing, in decompressed bytes
 	points         []point
+
+	// Shadow is the table of the file's seekable copy (see NeedsShadow),
+	// nil when it has none; ShadowSum is the copy's xxhash64, which names
+	// its file.
+	Shadow    *Table
+	ShadowSum uint64
 }
 
 // Len is the number of checkpoints.
@@ -57,8 +63,12 @@ func (t *Table) find(out int64) int {
 	return sort.Search(len(t.points), func(i int) bool { return t.points[i].out > out }) - 1
 }
 
-// tableVersion is the first byte of an encoded Table.
-const tableVersion = 1
+// tableVersion is the first byte of an encoded Table;
+// tableVersionShadow that of one followed by its seekable copy's.
+const (
+	tableVersion       = 1
+	tableVersionShadow = 2
+)
 
 // Bounds the decoder enforces, so a hostile table cannot ask for much.
 const (
@@ -69,7 +79,11 @@ const (
 
 // AppendBinary appends the encoding documented in the package doc to dst.
 func (t *Table) AppendBinary(dst []byte) []byte {
-	dst = append(dst, tableVersion, byte(t.Kind))
+	version := byte(tableVersion)
+	if t.Shadow != nil {
+		version = tableVersionShadow
+	}
+	dst = append(dst, version, byte(t.Kind))
 	dst = binary.AppendUvarint(dst, uint64(t.Size))
 	dst = binary.AppendUvarint(dst, uint64(t.CompressedSize))
 	dst = binary.AppendUvarint(dst, uint64(t.Interval))
@@ -95,6 +109,12 @@ func (t *Table) AppendBinary(dst []byte) []byte {
 		case XZ:
 			dst = append(dst, p.check)
 		}
+	}
+	if t.Shadow != nil {
+		dst = binary.LittleEndian.AppendUint64(dst, t.ShadowSum)
+		sh := t.Shadow.AppendBinary(nil)
+		dst = binary.AppendUvarint(dst, uint64(len(sh)))
+		dst = append(dst, sh...)
 	}
 	return dst
 }
@@ -160,8 +180,9 @@ func (r *tableReader) bytes(n int) []byte {
 // checked; any bad byte gives an error, never a panic or a huge allocation.
 func DecodeTable(b []byte) (*Table, error) {
 	r := &tableReader{b: b}
-	if v := r.byte(); r.err == nil && v != tableVersion {
-		return nil, fmt.Errorf("compressed: unknown table version %d", v)
+	version := r.byte()
+	if r.err == nil && version != tableVersion && version != tableVersionShadow {
+		return nil, fmt.Errorf("compressed: unknown table version %d", version)
 	}
 	t := &Table{Kind: Kind(r.byte())}
 	if r.err == nil && (t.Kind == None || t.Kind > XZ) {
@@ -206,6 +227,9 @@ func DecodeTable(b []byte) (*Table, error) {
 		}
 		t.points = append(t.points, p)
 	}
+	if r.err == nil && version == tableVersionShadow {
+		decodeShadow(r, t)
+	}
 	if r.err == nil && r.off != len(b) {
 		r.fail("%d trailing bytes", len(b)-r.off)
 	}
@@ -242,4 +266,29 @@ func decodeBlockPoint(r *tableReader, t *Table, p *point) {
 	if r.err == nil && left <= 0 {
 		r.fail("block checkpoint at the end of the file")
 	}
+}
+
+// decodeShadow reads the seekable copy's sum and table after a table's
+// checkpoints: a zstd table of frame starts only, describing the same
+// decompressed bytes, itself without a copy.
+func decodeShadow(r *tableReader, t *Table) {
+	sum := r.bytes(8)
+	sh := r.bytes(int(r.uvarint("shadow table length", int64(len(r.b)-r.off))))
+	if r.err != nil {
+		return
+	}
+	if len(sh) == 0 || sh[0] != tableVersion {
+		r.fail("shadow table not of version %d", tableVersion)
+		return
+	}
+	st, err := DecodeTable(sh)
+	if err != nil {
+		r.fail("shadow table: %v", err)
+		return
+	}
+	if st.Kind != Zstd || st.Size != t.Size {
+		r.fail("shadow table of kind %v and size %d for %d bytes", st.Kind, st.Size, t.Size)
+		return
+	}
+	t.Shadow, t.ShadowSum = st, binary.LittleEndian.Uint64(sum)
 }

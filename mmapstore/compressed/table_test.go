@@ -59,6 +59,10 @@ func TestTableEncoding(t *testing.T) {
 			{typ: pointStart}, {typ: pointBlock, out: 1, in: 24, check: 10},
 		}}, "01 04 01 40 01 02 00 00 00 01 01 18 0a"},
 		{"empty", Table{Kind: Gzip}, "01 01 00 00 00 00"},
+		{"zstd with a seekable copy", Table{Kind: Zstd, Size: 10, CompressedSize: 9, Interval: 1, points: []point{{typ: pointStart}},
+			Shadow:    &Table{Kind: Zstd, Size: 10, CompressedSize: 30, Interval: 5, points: []point{{typ: pointStart}, {typ: pointStart, out: 5, in: 15}}},
+			ShadowSum: 0x0102030405060708},
+			"02 02 0a 09 01 01 00 00 00 0807060504030201 0c 01 02 0a 1e 05 02 00 00 00 00 05 0f"},
 	}
 	for _, c := range cases {
 		got := hex.EncodeToString(c.tab.AppendBinary(nil))
@@ -79,7 +83,11 @@ func TestTableEncoding(t *testing.T) {
 func TestDecodeTableRejects(t *testing.T) {
 	for _, c := range []struct{ name, hex string }{
 		{"empty", ""},
-		{"version", "02 01 00 00 00 00"},
+		{"version", "03 01 00 00 00 00"},
+		{"shadow missing", "02 02 0a 09 01 01 00 00 00"},
+		{"shadow not zstd", "02 02 0a 09 01 01 00 00 00 0000000000000000 09 01 01 0a 09 01 01 00 00 00"},
+		{"shadow of another size", "02 02 0a 09 01 01 00 00 00 0000000000000000 09 01 02 0b 09 01 01 00 00 00"},
+		{"shadow with a shadow", "02 02 0a 09 01 01 00 00 00 0000000000000000 09 02 02 0a 09 01 01 00 00 00"},
 		{"kind none", "01 00 00 00 00 00"},
 		{"kind 5", "01 05 00 00 00 00"},
 		{"points without compressed bytes", "01 02 00 00 00 01 00 00 00"},
@@ -124,7 +132,14 @@ func tableSeeds(t testing.TB) [][]byte {
 		_, tab, _ := index(Sniff(comp), comp, 8<<10)
 		seeds = append(seeds, tab.AppendBinary(nil))
 	}
-	return seeds
+	// A single-frame zstd file's table with its seekable copy's.
+	comp := goZstd(nil, data)
+	_, tab, _ := index(Zstd, comp, 8<<10)
+	sw := NewShadowWriter(io.Discard, 8<<10)
+	sw.Write(data)
+	sw.Close()
+	tab.Shadow, tab.ShadowSum = sw.Table(), sw.Sum()
+	return append(seeds, tab.AppendBinary(nil))
 }
 
 func TestDecodeTableCut(t *testing.T) {
@@ -157,6 +172,12 @@ func FuzzDecodeTable(f *testing.F) {
 		buf := make([]byte, 64)
 		for _, off := range []int64{0, tab.Size / 2, tab.Size - 1} {
 			r.ReadAt(buf, max(0, off))
+		}
+		if tab.Shadow != nil {
+			sr := NewShadowReader(bytes.NewReader(file), tab.Shadow.CompressedSize, tab.Shadow)
+			for _, off := range []int64{0, tab.Size / 2, tab.Size - 1} {
+				sr.ReadAt(buf, max(0, off))
+			}
 		}
 	})
 }

@@ -1,0 +1,213 @@
+package compressed
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// A seekable copy ("shadow") of a file whose own restart points lie too
+// far apart: a zstd file written as one frame (what zstd and logrotate
+// write), an xz file written as one block (xz without -T), whose middle no
+// decoder can enter. While the file is indexed its decompressed bytes are
+// also written here as independent zstd frames of Interval bytes each;
+// the shadow's frame starts are its checkpoints, so a line is read by
+// decoding at most one interval of it. The index stores the shadow beside
+// its segments; the file's own table keeps the shadow's (Table.Shadow).
+
+// NeedsShadow reports whether the table's restart points leave a stretch
+// of more than twice the interval (a read in it would decode more than
+// that), so that a seekable copy is worth its space. Only zstd and xz
+// files can lack them: a gzip file has a checkpoint at a deflate block
+// end each interval, a bzip2 file one per block of at most 900 kB.
+func (t *Table) NeedsShadow() bool {
+	if t.Kind != Zstd && t.Kind != XZ || t.Interval <= 0 {
+		return false
+	}
+	prev := int64(0)
+	for _, p := range t.points {
+		if p.out-prev > 2*t.Interval {
+			return true
+		}
+		prev = p.out
+	}
+	return t.Size-prev > 2*t.Interval
+}
+
+// ShadowWriter writes a seekable copy of decompressed bytes to w: a zstd
+// frame (with its content checksum) per interval. Write the bytes in order,
+// Close, then take Table. For one goroutine.
+type ShadowWriter struct {
+	w        *bufio.Writer
+	enc      *zstd.Encoder
+	interval int64
+	buf      []byte // the current frame's bytes, up to interval
+	frame    []byte // the last frame encoded
+	hash     *xxhash.Digest
+	out, in  int64
+	points   []point
+	err      error
+}
+
+// NewShadowWriter returns a ShadowWriter of frames of interval bytes
+// (DefaultInterval when interval <= 0) onto w.
+func NewShadowWriter(w io.Writer, interval int64) *ShadowWriter {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	s := &ShadowWriter{w: bufio.NewWriterSize(w, 256<<10), interval: interval, hash: xxhash.New()}
+	// The fastest level: the copy is read a frame at a time, and its
+	// writing runs beside tokenizing, the indexer's real cost.
+	s.enc, s.err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true), zstd.WithWindowSize(1<<20))
+	return s
+}
+
+// Write adds decompressed bytes.
+func (s *ShadowWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && s.err == nil {
+		if s.buf == nil {
+			s.buf = make([]byte, 0, s.interval)
+		}
+		k := min(len(p), int(s.interval)-len(s.buf))
+		s.buf = append(s.buf, p[:k]...)
+		p = p[k:]
+		if int64(len(s.buf)) == s.interval {
+			s.flush()
+		}
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return n, nil
+}
+
+// flush encodes the buffered bytes as one frame.
+func (s *ShadowWriter) flush() {
+	if len(s.buf) == 0 || s.err != nil {
+		return
+	}
+	s.points = append(s.points, point{out: s.out, in: s.in, typ: pointStart})
+	s.frame = s.enc.EncodeAll(s.buf, s.frame[:0])
+	if _, s.err = s.w.Write(s.frame); s.err != nil {
+		return
+	}
+	s.hash.Write(s.frame)
+	s.out += int64(len(s.buf))
+	s.in += int64(len(s.frame))
+	s.buf = s.buf[:0]
+}
+
+// Close writes the last frame and flushes; it does not close the writer
+// under it.
+func (s *ShadowWriter) Close() error {
+	s.flush()
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+	if s.enc != nil {
+		s.enc.Close()
+	}
+	return s.err
+}
+
+// Table describes the copy written (after Close): a zstd table whose
+// checkpoints are the frame starts.
+func (s *ShadowWriter) Table() *Table {
+	return &Table{Kind: Zstd, Size: s.out, CompressedSize: s.in, Interval: s.interval, points: s.points}
+}
+
+// Sum is the xxhash64 of the copy's bytes: it names the copy's file, so
+// that a file indexed again never overwrites a copy an older index reads.
+func (s *ShadowWriter) Sum() uint64 { return s.hash.Sum64() }
+
+// ShadowReader reads a seekable copy at any decompressed offset, a whole
+// frame at a time: each frame is decoded and its checksum verified before
+// any of its bytes are handed out, so a copy damaged since it was written
+// gives an error, never other bytes (a streaming decoder notices a bad
+// checksum only at the frame's end, after yielding the bytes). The last
+// frame decoded is kept for the reads that follow it. For one goroutine.
+type ShadowReader struct {
+	f    io.ReaderAt
+	size int64 // the copy's size on disk
+	t    *Table
+	dec  *zstd.Decoder
+	cur  int // frame in buf, -1 none
+	buf  []byte
+	comp []byte
+}
+
+// NewShadowReader returns a reader of the copy f (size bytes on disk)
+// described by t, a Table's Shadow.
+func NewShadowReader(f io.ReaderAt, size int64, t *Table) *ShadowReader {
+	return &ShadowReader{f: f, size: size, t: t, cur: -1}
+}
+
+// ReadAt follows io.ReaderAt.
+func (r *ShadowReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("compressed: negative offset")
+	}
+	if r.size != r.t.CompressedSize {
+		return 0, &CorruptError{Kind: Zstd, Offset: r.size, Err: fmt.Errorf("seekable copy is %d bytes, not %d", r.size, r.t.CompressedSize)}
+	}
+	n := 0
+	for n < len(p) {
+		o := off + int64(n)
+		if o >= r.t.Size {
+			return n, io.EOF
+		}
+		i := r.t.find(o)
+		if i < 0 {
+			return n, fmt.Errorf("compressed: no checkpoint before offset %d", o)
+		}
+		if err := r.load(i); err != nil {
+			return n, err
+		}
+		n += copy(p[n:], r.buf[o-r.t.points[i].out:])
+	}
+	return n, nil
+}
+
+// load decodes frame i into buf.
+func (r *ShadowReader) load(i int) error {
+	if r.cur == i {
+		return nil
+	}
+	r.cur = -1
+	p := r.t.points[i]
+	endOut, endIn := r.t.Size, r.t.CompressedSize
+	if i+1 < len(r.t.points) {
+		endOut, endIn = r.t.points[i+1].out, r.t.points[i+1].in
+	}
+	if p.typ != pointStart || endOut-p.out > MaxDecoderWindow || endIn-p.in > MaxDecoderWindow {
+		return &CorruptError{Kind: Zstd, Offset: p.in, Err: errors.New("not a frame of a seekable copy")}
+	}
+	if r.dec == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(MaxDecoderWindow), zstd.WithDecoderMaxMemory(MaxDecoderWindow))
+		if err != nil {
+			return err
+		}
+		r.dec = d
+	}
+	r.comp = slices.Grow(r.comp[:0], int(endIn-p.in))[:endIn-p.in]
+	if _, err := r.f.ReadAt(r.comp, p.in); err != nil {
+		return &CorruptError{Kind: Zstd, Offset: p.in, Err: err}
+	}
+	out, err := r.dec.DecodeAll(r.comp, r.buf[:0])
+	if err != nil {
+		return &CorruptError{Kind: Zstd, Offset: p.in, Err: err}
+	}
+	if int64(len(out)) != endOut-p.out {
+		return &CorruptError{Kind: Zstd, Offset: p.in, Err: fmt.Errorf("frame holds %d bytes, not %d", len(out), endOut-p.out)}
+	}
+	r.buf, r.cur = out, i
+	return nil
+}
