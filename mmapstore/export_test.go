@@ -232,3 +232,21 @@ func (s *Segment) ListsResident(refs []uint64) (resident, size int64) {
 
 // SetListsCheck sets when PrefetchLists last looked.
 func (s *Segment) SetListsCheck(t time.Time) { setLooked(&s.listsChecked, t) }
+
+// ReadTrigrams reads the trigram filters' bytes [off, off+n) through
+// readCopy (copy) or read, and says whether their chunks are now verified.
+func (s *Segment) ReadTrigrams(off, n uint64, copy bool) ([]byte, bool, error) {
+	var b []byte
+	var err error
+	if copy {
+		var buf []byte
+		b, err = s.readCopy(&s.trigrams, off, n, &buf)
+	} else {
+		b, err = s.read(&s.trigrams, off, n)
+	}
+	ok := err == nil
+	for c := int(off / ChunkSize); ok && c <= int((off+n-1)/ChunkSize); c++ {
+		ok = bitSet(s.cs.chunkOK, s.trigrams.chunk0+c)
+	}
+	return b, ok, err
+}

@@ -163,6 +163,24 @@ func (m *Mapping) Prefetch(off, n int64, buf []byte) error {
 	return nil
 }
 
+// ReadAt reads len(p) bytes of the file at off with pread (not through the
+// mapping); a read past the end is an error. ErrClosed when the mapping
+// has no file descriptor (an empty or copied file).
+func (m *Mapping) ReadAt(p []byte, off int64) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed || m.fd < 0 {
+		return ErrClosed
+	}
+	if _, err := preadFull(m.fd, m.path, p, off); err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return nil
+}
+
 // Path is the mapped file's path.
 func (m *Mapping) Path() string { return m.path }
 
