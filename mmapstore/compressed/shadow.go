@@ -52,6 +52,7 @@ type ShadowWriter struct {
 	out, in  int64
 	points   []point
 	err      error
+	closed   bool
 }
 
 // NewShadowWriter returns a ShadowWriter of frames of interval bytes
@@ -68,7 +69,9 @@ func NewShadowWriter(w io.Writer, interval int64) *ShadowWriter {
 	return s
 }
 
-// Write adds decompressed bytes.
+// Write adds decompressed bytes. It never fails: the copy is optional,
+// and a write error (a full disk) must not stop the indexing that feeds it
+// (through an io.TeeReader); the error is kept for Close.
 func (s *ShadowWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 && s.err == nil {
@@ -81,9 +84,6 @@ func (s *ShadowWriter) Write(p []byte) (int, error) {
 		if int64(len(s.buf)) == s.interval {
 			s.flush()
 		}
-	}
-	if s.err != nil {
-		return 0, s.err
 	}
 	return n, nil
 }
@@ -104,9 +104,14 @@ func (s *ShadowWriter) flush() {
 	s.buf = s.buf[:0]
 }
 
-// Close writes the last frame and flushes; it does not close the writer
-// under it.
+// Close writes the last frame and flushes, and returns the first error of
+// any write; it does not close the writer under it. Closing again only
+// returns that error.
 func (s *ShadowWriter) Close() error {
+	if s.closed {
+		return s.err
+	}
+	s.closed = true
 	s.flush()
 	if s.err == nil {
 		s.err = s.w.Flush()

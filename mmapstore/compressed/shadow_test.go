@@ -130,3 +130,25 @@ func checkShadowReads(t *testing.T, cp []byte, tab *Table, want []byte) {
 		}
 	}
 }
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
+
+// TestShadowWriterFailing: a copy that cannot be written never fails the
+// reading it is teed from; Close reports the error.
+func TestShadowWriterFailing(t *testing.T) {
+	data := genLog(4, 600<<10)
+	sw := NewShadowWriter(failingWriter{}, 64<<10)
+	got, err := io.ReadAll(io.TeeReader(bytes.NewReader(data), sw))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("teed read: %v, %d of %d bytes", err, len(got), len(data))
+	}
+	if err := sw.Close(); err == nil {
+		t.Fatal("Close of a copy never written: no error")
+	}
+	if err := sw.Close(); err == nil {
+		t.Fatal("second Close: no error")
+	}
+}
