@@ -75,7 +75,7 @@ func (u *update) publish() error {
 	if st, err := os.Stat(filepath.Join(u.opt.Dir, mmapstore.ManifestName)); err == nil {
 		u.res.IndexBytes += st.Size()
 	}
-	u.res.IndexBytes += shadowBytes(u.opt.Dir, &u.next)
+	u.res.IndexBytes += mmapstore.ShadowBytes(u.opt.Dir, &u.next)
 	for _, f := range u.next.Files {
 		u.res.RawBytes += f.Indexed
 	}
@@ -102,22 +102,6 @@ func collect(dir string, m *mmapstore.Manifest) {
 			}
 		}
 	}
-}
-
-// shadowBytes is the size of the seekable copies of m's files in dir.
-func shadowBytes(dir string, m *mmapstore.Manifest) (n int64) {
-	files := mmapstore.NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if id, ok := mmapstore.ParseShadowName(e.Name()); ok {
-			if _, live := files.Find(id); live {
-				if fi, err := e.Info(); err == nil {
-					n += fi.Size()
-				}
-			}
-		}
-	}
-	return n
 }
 
 // removeNew deletes the segments this run wrote, when it fails.

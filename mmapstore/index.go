@@ -34,6 +34,9 @@ type Index struct {
 	readers int
 	closing bool
 	drained *sync.Cond
+
+	shadowOnce  sync.Once
+	shadowBytes int64 // the seekable copies of the manifest's files (Stats)
 }
 
 // Open reads dir's manifest and maps its segments. A manifest that names a
@@ -323,7 +326,8 @@ type Stats struct {
 	IndexBytes int64
 }
 
-// Stats sums the manifest and the mapped segments.
+// Stats sums the manifest, the mapped segments and the seekable copies of
+// compressed files (looked for once per Index, on the first call).
 func (ix *Index) Stats() Stats {
 	st := Stats{Files: len(ix.manifest.Files), Segments: len(ix.segments)}
 	for _, f := range ix.manifest.Files {
@@ -333,6 +337,8 @@ func (ix *Index) Stats() Stats {
 	for _, s := range ix.segments {
 		st.IndexBytes += s.Size()
 	}
+	ix.shadowOnce.Do(func() { ix.shadowBytes = ShadowBytes(ix.dir, ix.manifest) })
+	st.IndexBytes += ix.shadowBytes
 	return st
 }
 

@@ -2,6 +2,7 @@ package mmapstore
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -42,4 +43,20 @@ func ParseShadowName(name string) (uint64, bool) {
 		return 0, false
 	}
 	return id, true
+}
+
+// ShadowBytes is the size of the seekable copies in dir of m's files.
+func ShadowBytes(dir string, m *Manifest) (n int64) {
+	files := NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if id, ok := ParseShadowName(e.Name()); ok {
+			if _, live := files.Find(id); live {
+				if fi, err := e.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+		}
+	}
+	return n
 }

@@ -435,7 +435,21 @@ func TestCompressedSeekableCopy(t *testing.T) {
 			h.Close()
 		}
 	}
-	check(open(), true, "app.log.1.zst", "app.log.2.xz")
+	s0 := open()
+	check(s0, true, "app.log.1.zst", "app.log.2.xz")
+	// The index's size counts the copies.
+	var onDisk int64
+	for _, pat := range []string{"seg-*.ldx", "shadow-*.zst"} {
+		m, _ := filepath.Glob(filepath.Join(idx, pat))
+		for _, p := range m {
+			fi, err := os.Stat(p)
+			must(t, err)
+			onDisk += fi.Size()
+		}
+	}
+	if got := s0.ix.Stats().IndexBytes; got != onDisk {
+		t.Fatalf("index size %d, want its segments and copies' %d", got, onDisk)
+	}
 	// A file gone: its copy is collected.
 	must(t, os.Remove(filepath.Join(dir, "app.log.2.xz")))
 	update()

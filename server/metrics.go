@@ -55,7 +55,7 @@ func newMetrics(s *Server) *metrics {
 			return v(sn)
 		})
 	}
-	ixGauge("logdex_index_bytes", "Size of the index segments served.", func(sn *snapshot) float64 { return float64(sn.ix.Stats().IndexBytes) })
+	ixGauge("logdex_index_bytes", "Size of the index served: its segments and the seekable copies of compressed files.", func(sn *snapshot) float64 { return float64(sn.ix.Stats().IndexBytes) })
 	ixGauge("logdex_index_raw_bytes", "Log bytes covered by the index served.", func(sn *snapshot) float64 { return float64(sn.ix.Stats().RawBytes) })
 	ixGauge("logdex_index_files", "Files in the index served.", func(sn *snapshot) float64 { return float64(len(sn.ix.Files())) })
 	ixGauge("logdex_index_resident_bytes", "Bytes of the index segments in the page cache (mincore).", func(sn *snapshot) float64 { return float64(resident(sn)) })
