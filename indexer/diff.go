@@ -51,7 +51,12 @@ func (u *update) dropDamagedSegments() {
 			u.closeSegment(s)
 			err = fmt.Errorf("%s: found damaged while in use", ref.Name)
 		} else if err == nil && u.opt.Verify {
-			if err = s.Verify(); err != nil {
+			if err = s.Verify(); err == nil {
+				// A damaged seekable copy is rebuilt with its file,
+				// whose segment (a compressed file's own) is dropped.
+				err = s.VerifyShadows(u.opt.Dir)
+			}
+			if err != nil {
 				u.closeSegment(s)
 			}
 		}

@@ -3,8 +3,11 @@ package mmapstore
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/logdex/logdex/mmapstore/compressed"
 )
 
 // A compressed file whose own restart points lie far apart (a zstd file
@@ -59,4 +62,46 @@ func ShadowBytes(dir string, m *Manifest) (n int64) {
 		}
 	}
 	return n
+}
+
+// ShadowError is a seekable copy found missing or damaged.
+type ShadowError struct {
+	Name string // the copy's file name in the index directory
+	Path string // the compressed file it copies (as indexed)
+	Err  error
+}
+
+func (e *ShadowError) Error() string {
+	return fmt.Sprintf("seekable copy %s of %s: %v", e.Name, e.Path, e.Err)
+}
+
+func (e *ShadowError) Unwrap() error { return e.Err }
+
+// VerifyShadows decodes whole, frame by frame, the seekable copies (in
+// dir) of the compressed files whose tables this segment holds, and
+// returns the first missing or damaged one as a *ShadowError. Readers do
+// not need it (they check each frame they use and fall back to the file
+// itself); logdex check and index --verify do, to report and rebuild.
+func (s *Segment) VerifyShadows(dir string) error {
+	for _, f := range s.files {
+		b, ok, err := s.Checkpoints(f.ID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		t, err := compressed.DecodeTable(b)
+		if err != nil {
+			return s.damaged(s.corrupt("checkpoints", -1, "file %d's table: %v", f.ID, err))
+		}
+		if t.Shadow == nil {
+			continue
+		}
+		name := ShadowName(f.ID, t.ShadowSum)
+		if err := compressed.VerifyShadow(filepath.Join(dir, name), t); err != nil {
+			return &ShadowError{Name: name, Path: f.Path, Err: err}
+		}
+	}
+	return nil
 }

@@ -1,15 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/logdex/logdex/mmapstore"
-	"github.com/logdex/logdex/mmapstore/compressed"
 )
 
 // check verifies every checksum of every segment of an index (the large
@@ -96,7 +94,7 @@ func (e *env) check(args []string) int {
 		fmt.Fprintf(e.stdout, "%d retired file spans (kept until every file of their segment is gone)\n", dead)
 	}
 	if badCopies > 0 {
-		fmt.Fprintf(e.stdout, "%d damaged seekable copies: searches read those files by decompressing them from their start (correct, slower); indexing the paths into a new --index directory rebuilds them\n", badCopies)
+		fmt.Fprintf(e.stdout, "%d damaged seekable copies: searches read those files by decompressing them from their start (correct, slower); run `logdex index --verify` on the same paths to rebuild them\n", badCopies)
 	}
 	if bad > 0 {
 		fmt.Fprintf(e.stdout, "%d damaged segments: run `logdex index --verify` on the same paths to rebuild them\n", bad)
@@ -109,64 +107,20 @@ func (e *env) check(args []string) int {
 }
 
 // checkShadows decodes, verifying every frame's checksum, the seekable
-// copies of the compressed files whose tables name one, and reports those
-// missing or damaged.
+// copies of the compressed files whose tables the segments hold, and
+// reports those missing or damaged.
 func checkShadows(e *env, dir string, m *mmapstore.Manifest) (bad int) {
-	byID := map[uint64]mmapstore.FileRecord{}
-	for _, f := range m.Files {
-		if f.Compression != "" {
-			byID[f.ID] = f
-		}
-	}
 	for _, ref := range m.Segments {
-		var s *mmapstore.Segment
-		for _, id := range ref.FileIDs {
-			if _, ok := byID[id]; !ok {
-				continue
-			}
-			if s == nil {
-				var err error
-				if s, err = mmapstore.OpenSegment(filepath.Join(dir, ref.Name)); err != nil {
-					break // (reported above)
-				}
-				defer s.Close()
-			}
-			b, ok, err := s.Checkpoints(id)
-			if err != nil || !ok {
-				continue
-			}
-			t, err := compressed.DecodeTable(b)
-			if err != nil || t.Shadow == nil {
-				continue
-			}
-			name := mmapstore.ShadowName(id, t.ShadowSum)
-			if err := verifyShadow(filepath.Join(dir, name), t); err != nil {
-				bad++
-				fmt.Fprintf(e.stdout, "DAMAGED %s (seekable copy of %s): %v\n", name, byID[id].Path, err)
-			}
+		s, err := mmapstore.OpenSegment(filepath.Join(dir, ref.Name))
+		if err != nil {
+			continue // (reported above)
 		}
+		var se *mmapstore.ShadowError
+		if err := s.VerifyShadows(dir); errors.As(err, &se) {
+			bad++
+			fmt.Fprintf(e.stdout, "DAMAGED %s (seekable copy of %s): %v\n", se.Name, se.Path, se.Err)
+		}
+		s.Close()
 	}
 	return bad
-}
-
-// verifyShadow reads a seekable copy whole through a ShadowReader, which
-// checks every frame.
-func verifyShadow(path string, t *compressed.Table) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	r := compressed.NewShadowReader(f, fi.Size(), t.Shadow)
-	buf := make([]byte, compressed.DefaultInterval)
-	for off := int64(0); off < t.Size; off += int64(len(buf)) {
-		if _, err := r.ReadAt(buf, off); err != nil && err != io.EOF {
-			return err
-		}
-	}
-	return nil
 }

@@ -127,4 +127,17 @@ func TestCheckSeekableCopy(t *testing.T) {
 	if got, _, _ := logdex(t, dir, "search", "--no-update", "--index", idx, "-F", "served to user42"); got != want {
 		t.Fatal("search with the copy damaged differs")
 	}
+	// index --verify rebuilds it (with its file), and check is clean again.
+	if _, stderr, code := logdex(t, dir, "index", "-q", "--verify", "--index", idx, "logs"); code != 0 {
+		t.Fatalf("index --verify: %d %s", code, stderr)
+	}
+	if out, _, code := logdex(t, dir, "check", "--index", idx); code != 0 {
+		t.Fatalf("check after index --verify: %d %q", code, out)
+	}
+	if again, _ := filepath.Glob(filepath.Join(idx, "shadow-*.zst")); len(again) != 1 {
+		t.Fatalf("seekable copies after the rebuild: %q", again)
+	}
+	if got, _, _ := logdex(t, dir, "search", "--no-update", "--index", idx, "-F", "served to user42"); got != want {
+		t.Fatal("search after the rebuild differs")
+	}
 }

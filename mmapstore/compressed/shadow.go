@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -214,5 +215,30 @@ func (r *ShadowReader) load(i int) error {
 		return &CorruptError{Kind: Zstd, Offset: p.in, Err: fmt.Errorf("frame holds %d bytes, not %d", len(out), endOut-p.out)}
 	}
 	r.buf, r.cur = out, i
+	return nil
+}
+
+// VerifyShadow decodes the seekable copy at path whole, checking every
+// frame against t (a table holding the copy's: t.Shadow).
+func VerifyShadow(path string, t *Table) error {
+	if t.Shadow == nil {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	r := NewShadowReader(f, fi.Size(), t.Shadow)
+	buf := make([]byte, t.Shadow.Interval)
+	for off := int64(0); off < t.Size; off += int64(len(buf)) {
+		if _, err := r.ReadAt(buf, off); err != nil && err != io.EOF {
+			return err
+		}
+	}
 	return nil
 }
