@@ -240,3 +240,7 @@ func (s *Searcher) ReadCompressed(f *File) (r io.ReaderAt, fh *os.File, indexed,
 	}
 	return r, h.File(), indexed, content, nil
 }
+
+// ZstdWindow is the window the first frame of zstd file f asks for (after
+// any skippable frames): what a client decoding it needs.
+func ZstdWindow(f io.ReaderAt) (int64, error) { return compressed.ZstdWindow(f) }

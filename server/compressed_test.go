@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestCompressedLogs: a log's rotations, gzip included, are one log
@@ -144,6 +146,22 @@ func TestCompressedContentEdges(t *testing.T) {
 	old := time.Now().Add(-time.Hour) // damaged long ago, not being written
 	must(t, os.Chtimes(filepath.Join(dir, "damaged.log.1.gz"), old, old))
 	must(t, os.WriteFile(filepath.Join(dir, "gone.log.1.gz"), whole, 0o644))
+	// zstd: one frame with a small window (as zstd writes up to level
+	// 19), and one asking for 16 MiB (as --long does), which a browser
+	// refuses as a Content-Encoding.
+	enc, err := zstd.NewWriter(nil)
+	must(t, err)
+	zst := enc.EncodeAll([]byte(raw), nil)
+	must(t, os.WriteFile(filepath.Join(dir, "small.log.1.zst"), zst, 0o644))
+	var wide bytes.Buffer
+	ww, err := zstd.NewWriter(&wide, zstd.WithWindowSize(16<<20))
+	must(t, err)
+	// (Past one block, so that the frame states its window rather than
+	// its size.)
+	wideRaw := strings.Repeat("2026-11-28T10:00:03Z INFO zqywide a line of text to fill blocks\n", 8000)
+	ww.Write([]byte(wideRaw))
+	ww.Close()
+	must(t, os.WriteFile(filepath.Join(dir, "wide.log.1.zst"), wide.Bytes(), 0o644))
 	fx.reindex(t)
 	ts := newTestServer(t, fx)
 	var files struct {
@@ -195,6 +213,18 @@ func TestCompressedContentEdges(t *testing.T) {
 	}
 	if resp, body := get(c, "Range", "bytes=40-44,0-3,40-44"); resp.StatusCode != http.StatusOK || string(body) != raw {
 		t.Errorf("several ranges: %d %q, want the whole content", resp.StatusCode, body)
+	}
+
+	z := ids["small.log.1.zst"]
+	resp, body = get(z, "Accept-Encoding", "gzip, deflate, br, zstd")
+	if resp.Header.Get("Content-Encoding") != "zstd" || !bytes.Equal(body, zst) || resp.ContentLength != int64(len(zst)) {
+		t.Errorf("zstd as stored: %q, %d bytes, length %d", resp.Header.Get("Content-Encoding"), len(body), resp.ContentLength)
+	}
+	if resp, body := get(z, "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "" || string(body) != raw {
+		t.Errorf("zstd file to a gzip client: %q, %q", resp.Header.Get("Content-Encoding"), body)
+	}
+	if resp, body := get(ids["wide.log.1.zst"], "Accept-Encoding", "zstd"); resp.Header.Get("Content-Encoding") != "" || string(body) != wideRaw {
+		t.Errorf("zstd file with a 16 MiB window: %q, %d bytes, want the decompressed content", resp.Header.Get("Content-Encoding"), len(body))
 	}
 
 	d := ids["damaged.log.1.gz"]

@@ -180,9 +180,9 @@ func logHeaders(w http.ResponseWriter, filename string) http.Header {
 }
 
 // compressedContent serves a compressed file's decompressed content, Range
-// included, read through its restart points. A client that takes gzip and
-// asks for the whole of a gzip file gets the stored bytes with sendfile
-// and Content-Encoding: gzip.
+// included, read through its restart points. A client that takes gzip (or
+// zstd) and asks for the whole of a gzip (or zstd) file gets the stored
+// bytes with sendfile and that Content-Encoding.
 func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *snapshot, f *query.File) {
 	dec, fh, _, size, err := sn.s.ReadCompressed(f)
 	if err != nil {
@@ -205,7 +205,7 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 	h := logHeaders(w, name)
 	h.Set("Vary", "Accept-Encoding")
 	rec := f.Record()
-	if rec.Compression == "gzip" && rec.Damage == "" && r.Header.Get("Range") == "" && acceptsGzip(r) {
+	if enc := storedEncoding(r, rec.Compression, rec.Damage, fh); enc != "" {
 		// The stored bytes, by sendfile. ServeContent leaves out the
 		// length of a response with a Content-Encoding (for handlers that
 		// compress on the fly): without it the answer went out chunked,
@@ -214,8 +214,8 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 		// the decompressed content has the same, and a download resumed
 		// with If-Range: <that date> would get decompressed bytes to splice
 		// onto gzip ones (its ETag differs).
-		h.Set("Content-Encoding", "gzip")
-		h.Set("ETag", strings.TrimSuffix(etag(st), `"`)+`-gz"`) // (inside the quotes: `"…"-gz` reads as the other's)
+		h.Set("Content-Encoding", enc)
+		h.Set("ETag", strings.TrimSuffix(etag(st), `"`)+"-"+enc+`"`) // (inside the quotes: `"…"-gzip` reads as the other's)
 		h.Set("Content-Length", strconv.FormatInt(st.Size(), 10))
 		http.ServeContent(w, r, "", time.Time{}, fh)
 		return
@@ -236,12 +236,42 @@ func (s *Server) compressedContent(w http.ResponseWriter, r *http.Request, sn *s
 // keeps its name).
 var compressedExts = map[string]bool{".gz": true, ".zst": true, ".zstd": true, ".bz2": true, ".xz": true}
 
-// acceptsGzip reports whether the request's Accept-Encoding allows gzip:
-// named with a q-value above zero, or none.
-func acceptsGzip(r *http.Request) bool {
+// storedEncoding is the Content-Encoding under which a compressed file's
+// stored bytes answer r, or "" when the decompressed content must: r asks
+// for the whole file, the file is whole (not indexed up to damage), and r
+// accepts the file's format, gzip, or zstd when the file's first frame
+// needs a window of at most zstdWindowMax (what browsers decode).
+func storedEncoding(r *http.Request, compression, damage string, f io.ReaderAt) string {
+	if damage != "" || r.Header.Get("Range") != "" {
+		return ""
+	}
+	switch {
+	case compression == "gzip" && accepts(r, "gzip"):
+		return "gzip"
+	case compression == "zstd" && accepts(r, "zstd") && zstdWindowFits(f):
+		return "zstd"
+	}
+	return ""
+}
+
+// zstdWindowMax is the largest zstd window a client is taken to decode as
+// a Content-Encoding: RFC 9659 has decoders refuse more than 8 MiB (zstd
+// up to level 19; --long and --ultra levels need more).
+const zstdWindowMax = 8 << 20
+
+// zstdWindowFits reports whether the zstd file's first frame asks for a
+// window of at most zstdWindowMax.
+func zstdWindowFits(f io.ReaderAt) bool {
+	w, err := query.ZstdWindow(f)
+	return err == nil && w <= zstdWindowMax
+}
+
+// accepts reports whether the request's Accept-Encoding allows enc: named
+// with a q-value above zero.
+func accepts(r *http.Request, name string) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(enc), "gzip") {
+		if !strings.EqualFold(strings.TrimSpace(enc), name) {
 			continue
 		}
 		q := 1.0

@@ -187,3 +187,25 @@ func zstdMagicPrefix(b []byte) bool {
 	}
 	return bytes.HasPrefix(zstdMagic, b)
 }
+
+// ZstdWindow is the window size the first frame of the zstd file f asks
+// for, after any skippable frames.
+func ZstdWindow(f io.ReaderAt) (int64, error) {
+	var off int64
+	for range 64 {
+		var b [zstd.HeaderMaxSize]byte
+		n, err := f.ReadAt(b[:], off)
+		if n == 0 {
+			return 0, err
+		}
+		var hdr zstd.Header
+		if err := hdr.Decode(b[:n]); err != nil {
+			return 0, err
+		}
+		if !hdr.Skippable {
+			return int64(hdr.WindowSize), nil
+		}
+		off += 8 + int64(hdr.SkippableSize)
+	}
+	return 0, errors.New("compressed: no zstd frame after 64 skippable ones")
+}
