@@ -222,7 +222,7 @@ func (ps *planSet) window(e *segEval, i int, lo, hi uint32, last *segPlan) (_ *m
 func (ps *planSet) reach(i int, lo, hi uint32) (*segPlan, error) {
 	for {
 		p, err := ps.get(i, lo, hi)
-		if err != nil || p.upto == 0 || p.mode == planIDs && p.cands.IntersectsWithInterval(uint64(lo), uint64(min(hi, p.upto))) {
+		if err != nil || p.upto == 0 || p.mode == planIDs && intersects(p.cands, lo, min(hi, p.upto)) {
 			return p, err
 		}
 		if p.upto >= hi {

@@ -268,7 +268,7 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 				continue
 			}
 			if p.mode == planIDs {
-				if !p.cands.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
+				if !intersects(p.cands, sp.FirstLine, sp.FirstLine+sp.NumLines) {
 					continue
 				}
 				t := spare.get()
@@ -488,6 +488,12 @@ func (t *task) sureHits() int64 {
 	return int64(n)
 }
 
+// intersects reports whether bm has a member in [lo, hi), without the
+// iterator roaring's IntersectsWithInterval allocates each call.
+func intersects(bm *roaring.Bitmap, lo, hi uint32) bool {
+	return lo < hi && rangeCard(bm, lo, hi) > 0
+}
+
 // rangeCard counts members of bm in [lo, hi).
 func rangeCard(bm *roaring.Bitmap, lo, hi uint32) uint64 {
 	if hi == 0 {
@@ -577,7 +583,7 @@ func readsFile(ts []*task, countOnly bool) bool {
 			return true
 		}
 		sp := t.seg.Spans()[t.span]
-		if t.plan.verify.IntersectsWithInterval(uint64(sp.FirstLine), uint64(sp.FirstLine)+uint64(sp.NumLines)) {
+		if intersects(t.plan.verify, sp.FirstLine, sp.FirstLine+sp.NumLines) {
 			return true
 		}
 	}

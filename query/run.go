@@ -104,7 +104,7 @@ func (s *Searcher) planDeferred(t *task, countOnly bool) bool {
 		return false
 	case planIDs:
 		t.plan = p
-		return p.cands.IntersectsWithInterval(uint64(lo), uint64(hi))
+		return intersects(p.cands, lo, hi)
 	}
 	t.kind, t.start, t.end, t.line0 = taskScan, sp.StartOffset, sp.EndOffset, sp.StartLineNo
 	if p.mode == planRaw { // damaged: lines timed from their text
