@@ -44,12 +44,9 @@ func (u *update) buildStream(ctx context.Context, ri int, buf []byte, terms *ter
 	// if the table shows the need.
 	var sh *shadowFile
 	if kind == compressed.Zstd || kind == compressed.XZ {
-		if sh, err = newShadowFile(u.opt.Dir, rec.ID); err != nil {
-			u.log.Warn().Err(err).Str("path", rec.Path).Msg("cannot write a seekable copy; reads will decompress from the start")
-		} else {
-			defer sh.discard()
-			src = io.TeeReader(ix, sh.w)
-		}
+		sh = newShadowFile(u.opt.Dir, rec.ID)
+		defer sh.discard()
+		src = io.TeeReader(ix, sh.w)
 	}
 	sa := newStreamAt(src, len(buf))
 	sf := mmapstore.SegFile{ID: rec.ID, Root: rec.Root, Path: rec.Path, Size: rec.Size, MTime: rec.MTime, Dev: rec.Dev, Ino: rec.Ino, FPLen: rec.FPLen, FP: rec.FP}
@@ -249,7 +246,10 @@ func (u *update) numberStreams(refs map[int][]*mmapstore.SegmentRef) error {
 }
 
 // shadowFile is a seekable copy being written (package compressed,
-// ShadowWriter) under a temporary name in the index directory.
+// ShadowWriter) under a temporary name in the index directory. The file
+// is created with the first bytes the writer hands on (its first frame,
+// a megabyte of text in): most rotated files are smaller, need no copy,
+// and so never touch the directory.
 type shadowFile struct {
 	dir  string
 	id   uint64
@@ -258,12 +258,22 @@ type shadowFile struct {
 	kept bool
 }
 
-func newShadowFile(dir string, id uint64) (*shadowFile, error) {
-	f, err := os.CreateTemp(dir, fmt.Sprintf("shadow-%d-*.part", id))
-	if err != nil {
-		return nil, err
+func newShadowFile(dir string, id uint64) *shadowFile {
+	s := &shadowFile{dir: dir, id: id}
+	s.w = compressed.NewShadowWriter(s, compressed.DefaultInterval)
+	return s
+}
+
+// Write creates the temporary file on first use.
+func (s *shadowFile) Write(p []byte) (int, error) {
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, fmt.Sprintf("shadow-%d-*.part", s.id))
+		if err != nil {
+			return 0, err
+		}
+		s.f = f
 	}
-	return &shadowFile{dir: dir, id: id, f: f, w: compressed.NewShadowWriter(f, compressed.DefaultInterval)}, nil
+	return s.f.Write(p)
 }
 
 // keep finishes the copy of the bytes t describes, publishes it under its
@@ -274,7 +284,7 @@ func (s *shadowFile) keep(t *compressed.Table) error {
 		return err
 	}
 	st := s.w.Table()
-	if st.Size != t.Size {
+	if st.Size != t.Size || s.f == nil {
 		return fmt.Errorf("seekable copy holds %d bytes of %d", st.Size, t.Size)
 	}
 	// (CreateTemp's 0600: readable as the segments are.)
@@ -292,9 +302,13 @@ func (s *shadowFile) keep(t *compressed.Table) error {
 	return nil
 }
 
-// discard closes the copy and removes it unless kept.
+// discard removes the copy unless kept. (An unkept writer is dropped
+// unclosed: closing would flush its buffered frames to a file only to
+// remove it.)
 func (s *shadowFile) discard() {
-	s.w.Close()
+	if s.f == nil {
+		return
+	}
 	s.f.Close()
 	if !s.kept {
 		os.Remove(s.f.Name())
