@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,8 +49,13 @@ func ParseShadowName(name string) (uint64, bool) {
 	return id, true
 }
 
-// ShadowBytes is the size of the seekable copies in dir of m's files.
+// ShadowBytes is the size of the seekable copies in dir of m's files. An
+// index of no zstd or xz file has none, and its directory is not read
+// (publish counts the index's size on every run, a search's included).
 func ShadowBytes(dir string, m *Manifest) (n int64) {
+	if !slices.ContainsFunc(m.Files, func(f FileRecord) bool { return f.Compression == "zstd" || f.Compression == "xz" }) {
+		return 0
+	}
 	files := NewIDIndex(len(m.Files), func(i int) uint64 { return m.Files[i].ID })
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {

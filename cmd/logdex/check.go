@@ -61,12 +61,19 @@ func (e *env) check(args []string) int {
 			errs[i] = err
 		}
 	}
+	badCopies := 0
 	for i, ref := range m.Segments {
 		if s := segs[i]; s != nil {
 			if errs[i] == nil {
 				lines += int64(s.NumLines())
 				raw += s.RawBytes()
 				size += s.Size()
+				// The seekable copies its compressed files' tables name.
+				var se *mmapstore.ShadowError
+				if err := s.VerifyShadows(d); errors.As(err, &se) {
+					badCopies++
+					fmt.Fprintf(e.stdout, "DAMAGED %s (seekable copy of %s): %v\n", se.Name, se.Path, se.Err)
+				}
 			}
 			s.Close()
 		}
@@ -75,7 +82,6 @@ func (e *env) check(args []string) int {
 			fmt.Fprintf(e.stdout, "DAMAGED %s: %v\n", ref.Name, errs[i])
 		}
 	}
-	badCopies := checkShadows(e, d, m)
 	var dead int
 	live := map[uint64]bool{}
 	for _, f := range m.Files {
@@ -104,23 +110,4 @@ func (e *env) check(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// checkShadows decodes, verifying every frame's checksum, the seekable
-// copies of the compressed files whose tables the segments hold, and
-// reports those missing or damaged.
-func checkShadows(e *env, dir string, m *mmapstore.Manifest) (bad int) {
-	for _, ref := range m.Segments {
-		s, err := mmapstore.OpenSegment(filepath.Join(dir, ref.Name))
-		if err != nil {
-			continue // (reported above)
-		}
-		var se *mmapstore.ShadowError
-		if err := s.VerifyShadows(dir); errors.As(err, &se) {
-			bad++
-			fmt.Fprintf(e.stdout, "DAMAGED %s (seekable copy of %s): %v\n", se.Name, se.Path, se.Err)
-		}
-		s.Close()
-	}
-	return bad
 }

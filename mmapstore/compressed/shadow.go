@@ -203,8 +203,7 @@ func (r *ShadowReader) load(i int) error {
 		return &CorruptError{Kind: Zstd, Offset: p.in, Err: errors.New("not a frame of a seekable copy")}
 	}
 	if r.dec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxWindow(MaxDecoderWindow), zstd.WithDecoderMaxMemory(MaxDecoderWindow))
+		d, err := newZstdDecoder()
 		if err != nil {
 			return err
 		}
@@ -240,10 +239,12 @@ func VerifyShadow(path string, t *Table) error {
 	if err != nil {
 		return err
 	}
+	if fi.Size() != t.Shadow.CompressedSize {
+		return &CorruptError{Kind: Zstd, Offset: fi.Size(), Err: fmt.Errorf("seekable copy is %d bytes, not %d", fi.Size(), t.Shadow.CompressedSize)}
+	}
 	r := NewShadowReader(f, fi.Size(), t.Shadow)
-	buf := make([]byte, t.Shadow.Interval)
-	for off := int64(0); off < t.Size; off += int64(len(buf)) {
-		if _, err := r.ReadAt(buf, off); err != nil && err != io.EOF {
+	for i := range t.Shadow.points {
+		if err := r.load(i); err != nil {
 			return err
 		}
 	}

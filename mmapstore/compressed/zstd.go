@@ -43,16 +43,21 @@ func newZstdStream(f io.ReaderAt, size int64, rec *recorder) *zstdStream {
 
 func (z *zstdStream) decoder() (*zstd.Decoder, error) {
 	if z.dec == nil {
-		d, err := zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1), // synchronous: no goroutines, bounded buffers
-			zstd.WithDecoderMaxWindow(MaxDecoderWindow),
-			zstd.WithDecoderMaxMemory(MaxDecoderWindow))
+		d, err := newZstdDecoder()
 		if err != nil {
 			return nil, err
 		}
 		z.dec = d
 	}
 	return z.dec, nil
+}
+
+// newZstdDecoder is the decoder of files and seekable copies alike:
+// synchronous (no goroutines, bounded buffers), its window and memory
+// bounded by MaxDecoderWindow.
+func newZstdDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(MaxDecoderWindow), zstd.WithDecoderMaxMemory(MaxDecoderWindow))
 }
 
 func (z *zstdStream) reset(p point) error {
