@@ -54,17 +54,58 @@ func TestMappedReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, limit := range []int{0, 1, 100} {
-			opt := Options{Limit: limit, CountAll: true, Times: true}
-			want, wst := search(t, plain, q, opt)
-			got, gst := search(t, mapped, q, opt)
-			if !reflect.DeepEqual(got, want) || gst.Total != wst.Total {
-				t.Fatalf("%s limit %d: mapped reads gave %d hits (total %d), pread %d (total %d)", c.q, limit, len(got), gst.Total, len(want), wst.Total)
-			}
-			if len(got) == 0 {
-				t.Fatalf("%s: no hits", c.q)
+		for _, o := range []Order{OrderPath, OrderNewest, OrderOldest} {
+			for _, limit := range []int{0, 1, 100} {
+				opt := Options{Limit: limit, CountAll: true, Times: true, Order: o}
+				want, wst := search(t, plain, q, opt)
+				got, gst := search(t, mapped, q, opt)
+				if !reflect.DeepEqual(got, want) || gst.Total != wst.Total {
+					t.Fatalf("%s %s limit %d: mapped reads gave %d hits (total %d), pread %d (total %d)", c.q, o, limit, len(got), gst.Total, len(want), wst.Total)
+				}
+				if len(got) == 0 {
+					t.Fatalf("%s: no hits", c.q)
+				}
 			}
 		}
+	}
+}
+
+// TestMappedLineReaderTruncated: a page in a time order reads its lines
+// after the search, from the log's mapping; a log truncated between the
+// two faults there, and the read goes by pread instead, which reports the
+// lines gone. Nothing panics.
+func TestMappedLineReaderTruncated(t *testing.T) {
+	defer func(m int64) { mapMin = m }(mapMin)
+	mapMin = 0
+	dir := mappedLog(t)
+	s := testIndex(t, 1<<30, dir)
+	s.SetMappedReads(true)
+	f := s.files[0]
+	r := newLineReader(s)
+	defer r.close()
+	buf := make([]byte, 40)
+	got, err := r.read(f, 200_000, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := r.handle(f); len(h.Mapped()) == 0 {
+		t.Fatal("not mapped")
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want[200_000:200_040]) {
+		t.Fatalf("read %q, want %q", got, want[200_000:200_040])
+	}
+	if err := os.Truncate(filepath.Join(dir, "app.log"), 8192); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.read(f, 200_000, buf); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("read past the new end: %v", err)
+	}
+	if got, err := r.read(f, 100, buf); err != nil || !bytes.Equal(got, want[100:140]) {
+		t.Fatalf("read before the new end: %q, %v", got, err)
 	}
 }
 
