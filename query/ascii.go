@@ -176,7 +176,7 @@ func asciiTokenFrom2(line []byte, i int, c0, c1 byte) (a, b int) {
 // asciiFind appends the span of every run of len(terms) consecutive tokens
 // of an ASCII line that fold to terms (the last one only starting with
 // its term when lastPrefix), from the first token's start to the last
-// one's end; with firstOnly it only reports whether there is one. terms
+// one's end; with firstOnly it stops after the first. terms
 // must not be empty.
 func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, firstOnly bool) (out [][2]int, found bool) {
 	if k, j, ok := findAnchor(terms); ok {
@@ -205,7 +205,7 @@ func asciiFind(line []byte, terms [][]byte, lastPrefix bool, dst [][2]int, first
 		}
 		end, ok := asciiTermsAfter(line, b, terms, 1, lastPrefix)
 		if ok && firstOnly {
-			return dst, true
+			return append(dst, [2]int{a, end}), true
 		}
 		if ok {
 			found = true
@@ -309,11 +309,11 @@ func asciiFindAnchored(line []byte, terms [][]byte, lastPrefix bool, dst [][2]in
 		if !ok {
 			continue
 		}
+		dst = append(dst, [2]int{start, end})
 		if firstOnly {
 			return dst, true
 		}
 		found = true
-		dst = append(dst, [2]int{start, end})
 		// The next match's anchor lies past this one's (its tokens start
 		// later), so the search goes on from here.
 	}

@@ -91,8 +91,7 @@ func (m prefixM) match(ls *lineState) bool { return tokenMatch(ls, m.t, true) }
 // tokenMatch reports whether a token of the line equals t (or starts with
 // it): in place on ASCII lines, else over the line's tokens.
 func tokenMatch(ls *lineState, t []byte, prefix bool) bool {
-	if !ls.tokenized && ls.asciiLine() {
-		_, found := asciiFind(ls.line, [][]byte{t}, prefix, nil, true)
+	if found, decided := asciiMatch(ls, [][]byte{t}, prefix); decided {
 		return found
 	}
 	toks := ls.tokens()
@@ -103,6 +102,34 @@ func tokenMatch(ls *lineState, t []byte, prefix bool) bool {
 	}
 	return false
 }
+// asciiMatch decides a word or phrase in place when it can (decided),
+// without checking first that the whole line is ASCII: a match whose span
+// and the byte either side of it are ASCII is one for the Unicode
+// tokenizer too (no multi-byte rune can join or split its tokens, and
+// UTF-8 decoding never takes an ASCII byte into a rune), so a matching
+// line is read up to its first match only. On a line that is not all
+// ASCII any other answer is left to the tokens.
+func asciiMatch(ls *lineState, terms [][]byte, lastPrefix bool) (found, decided bool) {
+	if ls.tokenized || ls.asciiKnown && !ls.ascii {
+		return false, false
+	}
+	var first [1][2]int
+	out, found := asciiFind(ls.line, terms, lastPrefix, first[:0], true)
+	if ls.asciiKnown {
+		return found, true
+	}
+	if found {
+		a, b := max(out[0][0]-1, 0), min(out[0][1]+1, len(ls.line))
+		if scan.IsASCII(ls.line[a:b]) {
+			return true, true
+		}
+	}
+	if ls.asciiLine() {
+		return found, true
+	}
+	return false, false
+}
+
 func (m phraseM) at(ls *lineState, i int) bool {
 	for k, t := range m.terms {
 		if m.lastPrefix && k == len(m.terms)-1 {
@@ -116,9 +143,10 @@ func (m phraseM) at(ls *lineState, i int) bool {
 	return true
 }
 func (m phraseM) match(ls *lineState) bool {
-	if !ls.tokenized && len(m.terms) > 0 && ls.asciiLine() {
-		_, found := asciiFind(ls.line, m.terms, m.lastPrefix, nil, true)
-		return found
+	if len(m.terms) > 0 {
+		if found, decided := asciiMatch(ls, m.terms, m.lastPrefix); decided {
+			return found
+		}
 	}
 	toks := ls.tokens()
 	for i := 0; i+len(m.terms) <= len(toks); i++ {

@@ -113,3 +113,58 @@ func asciiWords(line []byte, dst [][2]int, t []byte, prefix bool) (out [][2]int,
 	out, _ = asciiFind(line, [][]byte{t}, prefix, dst, false)
 	return out, true
 }
+
+var matchSeeds = []struct{ line, phrase string }{
+	{"pool exhausted", "pool exhausted"},
+	{"é pool exhausted é", "pool exhausted"},
+	{"épool exhausted", "pool exhausted"},
+	{"pool exhaustedé", "pool exhausted"},
+	{"pool exhaustedé pool exhausted", "pool exhausted"},
+	{"pool\u0301 exhausted pool exhausted", "pool exhausted"},
+	{"\u212aelvin down; kelvin down", "kelvin down"},
+	{"\u212aelvin down", "kelvin down"},
+	{"caf\u00e9 open", "caf"},
+	{"\xe2\x82pool exhausted", "pool exhausted"},
+	{"pool \xff exhausted", "pool exhausted"},
+	{"pool_exhausted pool exhausted", "pool"},
+	{"ПУЛ pool", "пул"},
+}
+
+// TestASCIIMatchMatchesTokens: a word or phrase decided in place on a line
+// not known to be ASCII (asciiMatch) gets the token scanner's answer.
+func TestASCIIMatchMatchesTokens(t *testing.T) {
+	for _, c := range matchSeeds {
+		checkASCIIMatch(t, c.line, c.phrase)
+	}
+}
+
+func FuzzASCIIMatch(f *testing.F) {
+	for _, c := range matchSeeds {
+		f.Add(c.line, c.phrase)
+	}
+	f.Fuzz(checkASCIIMatch)
+}
+
+func checkASCIIMatch(t *testing.T, line, phrase string) {
+	var terms [][]byte
+	for _, w := range token.Terms([]byte(phrase)) {
+		terms = append(terms, []byte(w))
+	}
+	if len(terms) == 0 {
+		return
+	}
+	var ms []matcher
+	for _, lastPrefix := range []bool{false, true} {
+		ms = append(ms, phraseM{terms: terms, lastPrefix: lastPrefix})
+	}
+	ms = append(ms, termM{t: terms[0]}, prefixM{t: terms[0]})
+	for _, m := range ms {
+		var fresh, tokenized lineState
+		fresh.reset([]byte(line))
+		tokenized.reset([]byte(line))
+		tokenized.tokens() // the token path only
+		if got, want := m.match(&fresh), m.match(&tokenized); got != want {
+			t.Fatalf("%q in %q (%T %v): in place %v, tokens %v", phrase, line, m, m, got, want)
+		}
+	}
+}
