@@ -260,7 +260,7 @@ type shadowFile struct {
 
 func newShadowFile(dir string, id uint64) *shadowFile {
 	s := &shadowFile{dir: dir, id: id}
-	s.w = compressed.NewShadowWriter(s, compressed.DefaultInterval)
+	s.w = compressed.NewShadowWriter(s, compressed.ShadowFrame)
 	return s
 }
 
