@@ -102,6 +102,7 @@ func tokenMatch(ls *lineState, t []byte, prefix bool) bool {
 	}
 	return false
 }
+
 // asciiMatch decides a word or phrase in place when it can (decided),
 // without checking first that the whole line is ASCII: a match whose span
 // and the byte either side of it are ASCII is one for the Unicode
