@@ -104,7 +104,7 @@ var cases = []tcase{
 	{syn: ERE, pat: "ab{0}c", match: []string{"ac"}, nomatch: []string{"abc"}},
 	{syn: ERE, pat: "a{32767}", nomatch: []string{"a"}, noGrep: true}, // grep accepts it, slowly
 	{syn: ERE, pat: "a{32768}", err: "Regular expression too big", pos: 1},
-	{syn: ERE, pat: "(ab){32767}", nomatch: []string{"ab"}, noGrep: true}, // grep takes minutes
+	{syn: ERE, pat: "(ab){32767}", nomatch: []string{"ab"}, noGrep: true},             // grep takes minutes
 	{syn: ERE, pat: "a{1000}{1000}", err: "Regular expression too big", noGrep: true}, // grep accepts it, and grinds for minutes
 	{syn: ERE, pat: "(a{1000}){132}", err: "Regular expression too big", noGrep: true},
 	{syn: ERE, pat: "a{2500}", expr: "a{1000}a{1000}a{500}", noGrep: true},
