@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/internal/relit"
@@ -25,6 +26,12 @@ type Query struct {
 	// warnings are grep's warnings about the patterns, for the caller to
 	// print as grep does.
 	warnings []lang.Warning
+	// readBytes and verifyBatch are the bytes a scan reads, and the
+	// candidate lines verified, before the first look at the search's
+	// context: fewer for a costly regex, which a deadline must be able to
+	// stop within a second, not after minutes (effort, pace).
+	readBytes   int
+	verifyBatch int
 }
 
 // litKey names a literal as the planner looks it up.
@@ -77,6 +84,7 @@ func CompileNode(root lang.Node, mode lang.Mode) (*Query, error) {
 		return nil, err
 	}
 	q := &Query{root: root, mode: mode, m: m, reqs: map[*lang.Regex]*relit.Req{}, atoms: map[litKey][]atom{}}
+	q.readBytes, q.verifyBatch = effort(matcherInsts(m))
 	if sm, ok := m.(scanM); ok {
 		q.single = sm.m
 	}
@@ -209,3 +217,66 @@ func (q *Query) AppendHighlights(dst [][2]int, line []byte) [][2]int {
 
 // lineStates recycles tokenization buffers between Highlights calls.
 var lineStates = sync.Pool{New: func() any { return new(lineState) }}
+
+// Between two looks at the context, a search reads at most maxReadBytes
+// (its read buffer) and verifies at most maxVerifyBatch candidates. A
+// regex program of more than cheapInsts instructions starts with
+// costlyReadBytes and costlyVerifyBatch instead; then each read or batch
+// that took longer than lookEvery halves the next, each that took under
+// an eighth of it doubles the next (pace). What a byte costs grows
+// faster than the program: the automaton's states outgrow its cache. A
+// program of 60,000 instructions (nested counts:
+// "(.{1,1000}){1,30}[0-9]{5}") matched about 45 KB a second, 20,000 times
+// slower than a word; one of 200,000 made a search under a 30 s deadline
+// go on for 54 s, its context looked at once per 256 KiB.
+const (
+	maxReadBytes      = 256 << 10
+	maxVerifyBatch    = 512
+	cheapInsts        = 256
+	costlyReadBytes   = minReadBytes
+	costlyVerifyBatch = 1
+	minReadBytes      = 256
+	lookEvery         = 20 * time.Millisecond
+)
+
+// effort is the bytes read and the candidates verified before the first
+// look at the context, for a query whose regex programs hold insts
+// instructions.
+func effort(insts int) (readBytes, verifyBatch int) {
+	if insts <= cheapInsts {
+		return maxReadBytes, maxVerifyBatch
+	}
+	return costlyReadBytes, costlyVerifyBatch
+}
+
+// pace sizes the work between two looks at the context: n, within [lo,
+// hi], after a piece of work that took d.
+func pace(n, lo, hi int, d time.Duration) int {
+	switch {
+	case d > lookEvery:
+		return max(lo, n/2)
+	case d < lookEvery/8:
+		return min(hi, n*2)
+	}
+	return n
+}
+
+// matcherInsts is the instructions of the regex programs of m's tree.
+func matcherInsts(m matcher) int {
+	n := 0
+	switch m := m.(type) {
+	case andM:
+		for _, k := range m {
+			n += matcherInsts(k)
+		}
+	case orM:
+		for _, k := range m {
+			n += matcherInsts(k)
+		}
+	case notM:
+		n = matcherInsts(m.m)
+	case scanM:
+		n = scan.Insts(m.m)
+	}
+	return n
+}

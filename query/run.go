@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/logdex/logdex/mmapstore"
 	"github.com/logdex/logdex/mmapstore/logfile"
@@ -55,7 +56,7 @@ func (s *Searcher) run(ctx context.Context, q *Query, t *task, wantText, countOn
 	}
 	switch t.kind {
 	case taskIDs:
-		t.err = s.runIDsGuarded(q, t, wantText, countOnly, maxRecs, ls)
+		t.err = s.runIDsGuarded(ctx, q, t, wantText, countOnly, maxRecs, ls)
 		if errors.Is(t.err, mmapstore.ErrCorrupt) {
 			h, err := s.openForFallback(t)
 			if err != nil {
@@ -137,17 +138,17 @@ func (s *Searcher) openForFallback(t *task) (*live.Handle, error) {
 	return h, nil
 }
 
-func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
+func (s *Searcher) runIDsGuarded(ctx context.Context, q *Query, t *task, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
 	var mapped []byte
 	if rec := t.file.Record(); s.mapReads && rec.Compression == "" && rec.Indexed >= mapMin {
 		mapped = t.h.Mapped()
 	}
-	err = s.runIDsMapped(q, t, mapped, wantText, countOnly, maxRecs, ls)
+	err = s.runIDsMapped(ctx, q, t, mapped, wantText, countOnly, maxRecs, ls)
 	if errors.Is(err, errMapFault) {
 		// Truncated after it was checked: again with pread, which comes
 		// up short where the mapping faulted, and says so (task.shrunk).
 		t.restart()
-		err = s.runIDsMapped(q, t, nil, wantText, countOnly, maxRecs, ls)
+		err = s.runIDsMapped(ctx, q, t, nil, wantText, countOnly, maxRecs, ls)
 	}
 	return err
 }
@@ -155,7 +156,7 @@ func (s *Searcher) runIDsGuarded(q *Query, t *task, wantText, countOnly bool, ma
 // errMapFault: reading a log file's mapping faulted.
 var errMapFault = errors.New("log file mapping faulted")
 
-func (s *Searcher) runIDsMapped(q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
+func (s *Searcher) runIDsMapped(ctx context.Context, q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -166,7 +167,7 @@ func (s *Searcher) runIDsMapped(q *Query, t *task, mapped []byte, wantText, coun
 			err = t.seg.Fault(r)
 		}
 	}()
-	return s.runIDs(q, t, mapped, wantText, countOnly, maxRecs, ls)
+	return s.runIDs(ctx, q, t, mapped, wantText, countOnly, maxRecs, ls)
 }
 
 // restart forgets what an IDs task found, to run it again.
@@ -186,7 +187,7 @@ func (t *task) restart() {
 //
 // mapped, when not nil, is the file's indexed bytes in memory (live
 // Handle.Mapped): lines are read there instead of with pread.
-func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) error {
+func (s *Searcher) runIDs(ctx context.Context, q *Query, t *task, mapped []byte, wantText, countOnly bool, maxRecs int, ls *lineState) error {
 	seg := t.seg
 	sp := seg.Spans()[t.span]
 	lo, hi, ok := t.wanted()
@@ -306,13 +307,21 @@ func (s *Searcher) runIDs(q *Query, t *task, mapped []byte, wantText, countOnly 
 		// candidate to verify remain then, the rest go one by one as
 		// before.
 		restChecked, restCounted := false, false
+		batch, batchBegan := q.verifyBatch, time.Time{}
 		// In a span in time order, [lo, hi) narrowed by window, the rest
 		// is counted in a time range too: by rank but for its edge groups.
 		rankTimes := t.tr != nil && t.times != nil && sp.TimeSorted
 		for it.HasNext() && !restCounted {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !batchBegan.IsZero() {
+				batch = pace(batch, 1, maxVerifyBatch, time.Since(batchBegan))
+			}
+			batchBegan = time.Now()
 			// Gather a batch of candidates.
 			locs, sure = locs[:0], 0
-			for it.HasNext() && len(locs) < 512 {
+			for it.HasNext() && len(locs) < batch {
 				id := it.PeekNext()
 				if id >= hi {
 					break
@@ -584,6 +593,7 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 	// index is beyond the index's reach anyway).
 	rec := t.file.Record()
 	nulFree := t.seg != nil && t.end <= rec.Indexed && (rec.NULAt == 0 || rec.NULAt-1 >= t.end)
+	readBytes := q.readBytes
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -594,7 +604,7 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 				buf = append(buf, make([]byte, len(buf))...)
 				*bp = buf
 			}
-			n := int(min(int64(len(buf)-have), t.end-pos-int64(have)))
+			n := int(min(int64(min(len(buf)-have, readBytes)), t.end-pos-int64(have)))
 			// Charged what it reads (not the buffer's size: a small
 			// file's scan would spend 256 KiB).
 			if (countOnly || maxRecs > 0 && len(t.hits) >= maxRecs) && !t.budget.spend(int64(n)) {
@@ -632,7 +642,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 		block := data[:cut]
 		t.scanned += int64(len(block))
 		short := !countOnly && maxRecs > 0 && len(t.hits) < maxRecs // the page not full yet
+		began := time.Now()
 		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
+		readBytes = pace(readBytes, minReadBytes, maxReadBytes, time.Since(began))
 		if short && len(t.hits) >= maxRecs {
 			// The block's lines past the page's last were read only to
 			// count them: charged as such.
