@@ -14,10 +14,11 @@ import (
 // long reports whether the opt-in long run is on.
 var long = os.Getenv("LOGDEX_LONG") != ""
 
-// scale picks the default or the long-run value.
+// scale picks the default or the long-run value (a quarter of it, but
+// no less than the default, under the race detector).
 func scale(short, long_ int) int {
 	if long {
-		return long_
+		return max(long_/raceScale, short)
 	}
 	return short
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package compressed
+
+const raceScale = 1
