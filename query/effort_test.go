@@ -106,3 +106,45 @@ func TestDeadlineStopsCostlyRegex(t *testing.T) {
 		}
 	}
 }
+
+// TestLongAlternationNarrows: an alternation of 200 request ids, as grep -E
+// users write one (and as fits in the API's 4 KiB query), is answered from
+// the index's candidates, reading no line it does not match, and exactly
+// as the same ids one per pattern are. With 64 literals at most per
+// regex, it read every line.
+func TestLongAlternationNarrows(t *testing.T) {
+	root := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 0))
+	ids := make([]string, 2000)
+	var b strings.Builder
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%016x", r.Uint64())
+		fmt.Fprintf(&b, "2026-11-30T12:00:00Z request_id=%s status=200 took=%dms\n", ids[i], r.IntN(900))
+	}
+	if err := os.WriteFile(filepath.Join(root, "app.log"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := testIndex(t, 64<<10, root)
+	// 195 ids not in the log, and 5 that are.
+	var pats []string
+	for range 195 {
+		pats = append(pats, fmt.Sprintf("%016x", r.Uint64()))
+	}
+	pats = append(pats, ids[7], ids[400], ids[1201], ids[1500], ids[1999])
+	alt, err := CompileGrep([]string{strings.Join(pats, "|")}, lang.ModeRegex, false, GrepFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	each, err := CompileGrep(pats, lang.ModeRegex, false, GrepFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, st := search(t, s, alt, Options{})
+	want, _ := search(t, s, each, Options{})
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != 5 {
+		t.Fatalf("alternation: %d lines, want the 5 of its ids one per pattern (%d)", len(got), len(want))
+	}
+	if st.Scanned != 0 || st.Candidates > 5 {
+		t.Fatalf("alternation: %d bytes scanned, %d candidates; want none scanned, its 5 lines", st.Scanned, st.Candidates)
+	}
+}
