@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/logdex/logdex/mmapstore"
@@ -161,6 +162,23 @@ func TestBrowser(t *testing.T) {
 				total = f.Lines
 			}
 		}
+		// Loads fail while the network is down (a restarting server): the
+		// edge says so and offers to retry. The network goes down right
+		// after the viewer's first load, in the page before any script of
+		// the app runs: set later, it was down too late 1 run in 6, the
+		// edges having loaded the whole file first. It stays down until
+		// the test brings it back: the viewer retries a failed edge on any
+		// scroll event, and one injected failure could be retried away
+		// before the test saw it.
+		tb.do("network down after the first load", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+				const orig = window.fetch; let loads = 0; window.netDown = true;
+				window.fetch = (u, o) => {
+					if (String(u).includes('/content?') && loads++ > 0 && window.netDown) return Promise.reject(new TypeError('Failed to fetch'));
+					return orig(u, o);
+				}; })()`})
+			return err
+		}))
 		tb.open(fmt.Sprintf("/?file=%d&line=300", dn))
 		tb.wait("viewer at 300", `document.querySelector('.vline.is-target')?.dataset.line === '300'`)
 		var first string
@@ -168,16 +186,7 @@ func TestBrowser(t *testing.T) {
 		if first != "200" {
 			t.Errorf("first line loaded %s, want 200 (100 before)", first)
 		}
-		// Loads fail while the network is down (a restarting server): the
-		// edge says so and offers to retry. (Down until the test brings it
-		// back: the viewer retries a failed edge on any scroll event, and
-		// one injected failure could be retried away before the test saw
-		// it, as it was 1 run in 6.)
-		tb.eval(`(() => { const orig = window.fetch; window.netDown = true;
-			window.fetch = (u, o) => {
-				if (window.netDown && String(u).includes('/content?')) return Promise.reject(new TypeError('Failed to fetch'));
-				return orig(u, o);
-			}; document.querySelector('.viewer-body').scrollTop = 0; })()`, nil)
+		tb.eval(`document.querySelector('.viewer-body').scrollTop = 0`, nil)
 		tb.wait("failed load offers a retry", `document.querySelector('.edge.top').dataset.state === 'error' && !!document.querySelector('.edge.top [data-act=retry]')`)
 		// Back up, then Retry (unless a scroll event has already retried).
 		tb.eval(`(() => { window.netDown = false; document.querySelector('.edge.top [data-act=retry]')?.click(); })()`, nil)
