@@ -8,10 +8,10 @@ const goMaxRepeat = 1000
 // maxExpanded bounds the size of a tree with its counted repetitions
 // written out, which is what Go's compiled program holds: every single
 // count grep accepts (up to 32767) of a group of two characters fits.
-// Compiling costs about 5 µs and 0.4 KB a node: at 2^21 nodes,
-// "a{2000}{1000}" took 8 s and 590 MB in one search (a server request
-// included); at this bound, at most about 0.6 s and 50 MB. grep accepts
-// larger nestings, and takes minutes over them.
+// Compiling costs about 2 µs and 0.3 KB a node: at 2^21 nodes,
+// "a{2000}{1000}" took 3.5 s and 590 MB in one search (a server request
+// included); at this bound, at most about 0.3 s and 50 MB. grep accepts
+// larger nestings, and can take minutes over them.
 const maxExpanded = 1 << 17
 
 func expandedSize(n *node) int {
