@@ -230,7 +230,7 @@ var lineStates = sync.Pool{New: func() any { return new(lineState) }}
 // 10,000 times slower than a literal; one of 200,000 made a search under
 // a 30 s deadline go on for 54 s, its context looked at once per 256 KiB.
 const (
-	maxReadBytes      = 256 << 10
+	maxReadBytes      = scanBuf
 	maxVerifyBatch    = 512
 	cheapInsts        = 256
 	costlyReadBytes   = minReadBytes
@@ -248,6 +248,12 @@ func effort(insts int) (readBytes, verifyBatch int) {
 	}
 	return costlyReadBytes, costlyVerifyBatch
 }
+
+// costly reports whether q's reads and batches are paced (effort): only a
+// costly regex's are, whose time goes to matching. Others keep their
+// sizes: a cold disk's slow read would otherwise shrink the reads and
+// batches that coalesce I/O.
+func (q *Query) costly() bool { return q.readBytes < maxReadBytes }
 
 // pace sizes the work between two looks at the context: n, within [lo,
 // hi], after a piece of work that took d.

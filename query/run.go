@@ -315,7 +315,7 @@ func (s *Searcher) runIDs(ctx context.Context, q *Query, t *task, mapped []byte,
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !batchBegan.IsZero() {
+			if q.costly() && !batchBegan.IsZero() {
 				batch = pace(batch, 1, maxVerifyBatch, time.Since(batchBegan))
 			}
 			batchBegan = time.Now()
@@ -644,7 +644,9 @@ func (s *Searcher) runScan(ctx context.Context, q *Query, t *task, wantText, cou
 		short := !countOnly && maxRecs > 0 && len(t.hits) < maxRecs // the page not full yet
 		began := time.Now()
 		lineNo = s.scanBlock(q, t, block, pos, lineNo, wantText, countOnly, maxRecs, ls)
-		readBytes = pace(readBytes, minReadBytes, maxReadBytes, time.Since(began))
+		if q.costly() {
+			readBytes = pace(readBytes, minReadBytes, maxReadBytes, time.Since(began))
+		}
 		if short && len(t.hits) >= maxRecs {
 			// The block's lines past the page's last were read only to
 			// count them: charged as such.
