@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"regexp/syntax"
 
 	"github.com/logdex/logdex/query/lang"
@@ -14,18 +15,48 @@ import (
 // grep makes of them: the start and the end of a word.
 
 // Marks returns what grep --color marks in a line the query (without -w)
-// selects: OnlyMatching's parts, and where a pattern holds \< or \>
-// (which OnlyMatching refuses) the same leftmost-longest non-empty
-// matches, \< and \> read as grep reads them. grep -o prints these too,
-// but -o with them stays refused: grep 3.8's -o contradicts its own line
-// selection where such an assertion is repeated ('(\<a)+' prints nothing
-// of the line "aaa-b" it selects), which the property tests of -o over
-// grep's whole syntax would meet.
+// selects: OnlyMatching's parts, the same leftmost-longest non-empty
+// matches, \< and \> read as grep reads them, also where OnlyMatching
+// refuses a pattern (\< or \> repeated).
 func (q *Query) Marks() (func(dst [][2]int, line []byte) [][2]int, error) {
 	if q.hasWordEdges() {
 		return q.edgeParts()
 	}
 	return q.OnlyMatching()
+}
+
+// repeatedWordEdge refuses, for -o, a pattern holding \< or \> inside a
+// repetition: there grep 3.8's -o contradicts its own line selection
+// ('(\<a)+' prints nothing of the line "aaa-b" it selects), so no answer
+// would be grep's. Everywhere else edgeParts prints what grep -o prints.
+func (q *Query) repeatedWordEdge() error {
+	var inRepeat func(re *syntax.Regexp, under bool) bool
+	inRepeat = func(re *syntax.Regexp, under bool) bool {
+		switch re.Op {
+		case syntax.OpBeginLine, syntax.OpEndLine: // \< and \> in an EdgeTree
+			return under
+		case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+			under = true
+		}
+		for _, s := range re.Sub {
+			if inRepeat(s, under) {
+				return true
+			}
+		}
+		return false
+	}
+	return q.eachPattern(func(n lang.Node) error {
+		if r, ok := n.(*lang.Regex); ok && r.WordEdges() {
+			tree, err := r.EdgeTree()
+			if err != nil {
+				return err
+			}
+			if inRepeat(tree, false) {
+				return errors.New(`unsupported: \< or \> repeated (in a group under *, +, ? or a count) with -o, where grep's -o contradicts its own choice of lines`)
+			}
+		}
+		return nil
+	})
 }
 
 // edgeParts is OnlyMatching for a query whose patterns include one with

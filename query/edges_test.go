@@ -17,7 +17,8 @@ import (
 
 // TestEdgePartsVsGrep: the parts of lines that patterns with \< or \>
 // match (grep -o's output, --color's marks) are grep -o's, on random
-// lines, for random patterns built around the word assertions.
+// lines, for random patterns built around the word assertions (none
+// repeated, which -o refuses).
 func TestEdgePartsVsGrep(t *testing.T) {
 	needGrep(t)
 	seed := testSeed()
@@ -47,7 +48,7 @@ func TestEdgePartsVsGrep(t *testing.T) {
 		if err != nil {
 			continue // (rejected or refused: other tests compare that)
 		}
-		parts, err := q.Marks()
+		parts, err := q.OnlyMatching() // (Marks' too: edgeParts for both)
 		if err != nil {
 			t.Fatalf("%s %q: %v", syn, pat, err)
 		}
@@ -118,3 +119,79 @@ func edgePattern(r *rand.Rand, ere bool) string {
 }
 
 func pickS(r *rand.Rand, xs ...string) string { return xs[r.IntN(len(xs))] }
+
+// TestWholeEdgesVsGrep: patterns with \< or \> under -w and -x (the
+// restriction translated with the pattern, grepsyntax.TranslateWhole)
+// select exactly grep -rnw's and -rnx's lines, searched through an index
+// cut into small segments; repeated assertions included, whose line
+// selection grep keeps consistent.
+func TestWholeEdgesVsGrep(t *testing.T) {
+	needGrep(t)
+	seed := testSeed()
+	r := rand.New(rand.NewPCG(seed, 37))
+	root := filepath.Join(t.TempDir(), "hay")
+	for f := range 3 {
+		var lines []string
+		for range 80 {
+			l := edgeLine(r)
+			if r.IntN(4) == 0 {
+				l = greptest.RandomLine(r)
+			}
+			lines = append(lines, l)
+		}
+		dir := filepath.Join(root, fmt.Sprintf("d%d", f))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "f.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 2<<10, root)
+	n, compared, refusals := cases(3000, 300), 0, 0
+	for i := 0; i < n; i++ {
+		syn, mode := "E", lang.ModeERE
+		if r.IntN(2) == 0 {
+			syn, mode = "G", lang.ModeBRE
+		}
+		ere := mode == lang.ModeERE
+		pat := edgePattern(r, ere)
+		if r.IntN(4) == 0 {
+			rep := pickS(r, `(\<a)+`, `(a\>|-)*`, `(\<|b)+`, `(\>-)?`)
+			if !ere {
+				rep = strings.NewReplacer("(", `\(`, ")", `\)`, "|", `\|`, "+", `\+`, "?", `\?`).Replace(rep)
+			}
+			pat += rep
+		}
+		words := r.IntN(3) != 0
+		flag := "-x" + syn
+		if words {
+			flag = "-w" + syn
+		}
+		fold := r.IntN(4) == 0
+		if fold {
+			flag += "i"
+		}
+		want, rejected, slow := grepOutcome(t, []string{flag, "-e", pat}, root)
+		if slow || rejected {
+			continue
+		}
+		q, err := CompileGrep([]string{pat}, mode, fold, GrepFlags{Words: words, Lines: !words})
+		if err != nil {
+			if refused(err) {
+				refusals++
+				continue
+			}
+			t.Fatalf("seed %d: grep %s %q accepts; logdex: %v", seed, flag, pat, err)
+		}
+		got, _ := search(t, s, q, Options{})
+		if err := diffLines(got, want); err != nil {
+			t.Fatalf("seed %d: grep %s %q: %v", seed, flag, pat, err)
+		}
+		compared++
+	}
+	t.Logf("seed %d: %d patterns compared, %d refused", seed, compared, refusals)
+	if refusals > n/20 {
+		t.Fatalf("seed %d: %d of %d patterns refused", seed, refusals, n)
+	}
+}

@@ -21,6 +21,12 @@ func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error)
 	if ls := q.literalSet(); ls != nil {
 		return ls.parts(false), nil
 	}
+	if q.hasWordEdges() {
+		if err := q.repeatedWordEdge(); err != nil {
+			return nil, err
+		}
+		return q.edgeParts()
+	}
 	return q.onlyRegexp()
 }
 
@@ -129,7 +135,7 @@ func (q *Query) onlyExprs() ([]string, error) {
 			exprs = append(exprs, e)
 		case *lang.Regex:
 			if n.WordEdges() {
-				return errors.New(`unsupported: \< or \> with -o`)
+				return errors.New(`unsupported: \< or \> with -o and -w`) // (-o alone: edgeParts)
 			}
 			exprs = append(exprs, n.Go)
 		}

@@ -366,8 +366,9 @@ func Whole(n Node, words bool) (Node, error) {
 			return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to --re2")
 		case n.WordEdges():
 			// Their translation may take a character of the line next to
-			// the pattern, which the wrapper's own test then misses.
-			return nil, &ParseError{Msg: `unsupported: \< or \> with -w or -x`, Pos: min(strings.Index(n.Expr+`\<`, `\<`), strings.Index(n.Expr+`\>`, `\>`))}
+			// the pattern, which a wrapper's own test would then miss: the
+			// restriction is translated with the pattern instead.
+			return wholeEdges(n, words)
 		}
 		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, hasHighByte(n.Expr), words)
 	}
@@ -427,6 +428,27 @@ func (n *Regex) EdgeTree() (*syntax.Regexp, error) {
 		expr = widen(expr)
 	}
 	return grepsyntax.TranslateEdges(expr, grepSyntax(n.Syntax), n.Fold)
+}
+
+// wholeEdges is Whole of a regex holding \< or \>, through
+// grepsyntax.TranslateWhole.
+func wholeEdges(n *Regex, words bool) (*Regex, error) {
+	expr := n.Expr
+	if n.Bytewise {
+		expr = widen(expr) // (a widened ASCII pattern is itself)
+	}
+	g, tree, err := grepsyntax.TranslateWhole(expr, grepSyntax(n.Syntax), n.Fold, words)
+	if err != nil {
+		pe := &ParseError{Msg: err.Error()}
+		var ge *grepsyntax.Error
+		if errors.As(err, &ge) {
+			pe.Pos = unwidenPos(n.Expr, ge.Pos)
+		}
+		return nil, pe
+	}
+	w := &Regex{Expr: n.Expr, Syntax: n.Syntax, Fold: n.Fold, Go: g, Tree: tree}
+	setWide(w, n.Bytewise)
+	return w, nil
 }
 
 // wholeRegex is the Regex of Go expression g (of pattern expr) restricted

@@ -26,3 +26,29 @@ func TranslateEdges(pattern string, syn Syntax, foldASCII bool) (*syntax.Regexp,
 	}
 	return toSyntax(tree), nil
 }
+
+// TranslateWhole is Translate of the pattern restricted to whole lines
+// (grep -x) or, with words, to matches with no word character on either
+// side (grep -w), the restriction written into the tree before \< and \>
+// are removed: a look of theirs that leaves the pattern then lands on the
+// restriction's own character or line edge, where wrapping the translated
+// expression would have put a second character beside the one the look
+// took. The expression matches a line exactly when grep -x or -w selects
+// it.
+func TranslateWhole(pattern string, syn Syntax, foldASCII, words bool) (string, *syntax.Regexp, error) {
+	if r, _ := translate(pattern, syn, foldASCII, false); r.Err != nil {
+		return "", nil, r.Err
+	}
+	p := &parser{src: pattern, syn: syn, fold: foldASCII}
+	tree, err := p.parse()
+	if err != nil {
+		return "", nil, err
+	}
+	if words {
+		nonWord := setNode(wordSet.negate())
+		tree = concat(alt(assertion(opBOL), nonWord), tree, alt(nonWord, assertion(opEOL)))
+	} else {
+		tree = concat(assertion(opBOL), tree, assertion(opEOL))
+	}
+	return emit(tree)
+}
