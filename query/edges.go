@@ -93,6 +93,13 @@ func (q *Query) edgeParts() (func(dst [][2]int, line []byte) [][2]int, error) {
 	if len(subs) > 1 {
 		re = &syntax.Regexp{Op: syntax.OpAlternate, Sub: subs}
 	}
+	return edgeMatches(re)
+}
+
+// edgeMatches gives the non-empty leftmost-longest matches of re in a
+// line, as grep -o prints them, with \< and \> written as OpBeginLine and
+// OpEndLine (lang.Regex.EdgeTree) and read as grep reads them.
+func edgeMatches(re *syntax.Regexp) (func(dst [][2]int, line []byte) [][2]int, error) {
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {
 		return nil, err

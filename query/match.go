@@ -65,7 +65,14 @@ type phraseM struct {
 	terms      [][]byte
 	lastPrefix bool
 }
-type scanM struct{ m scan.Matcher }
+
+// scanM matches a literal or a regex; marks, when set, gives its
+// highlights (a regex with \< or \>, whose matcher's extents may take the
+// character beside a match).
+type scanM struct {
+	m     scan.Matcher
+	marks func(dst [][2]int, line []byte) [][2]int
+}
 type allM struct{}
 
 func (m andM) match(ls *lineState) bool {
@@ -245,6 +252,9 @@ func (m phraseM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return dst
 }
 func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
+	if m.marks != nil {
+		return m.marks(dst, ls.line) // (non-empty already)
+	}
 	n := len(dst)
 	dst = m.m.AppendMatches(dst, ls.line)
 	// Empty matches (of x* or ^) mark nothing: drop them.
@@ -297,21 +307,31 @@ func compileMatcher(n lang.Node) (matcher, error) {
 		}
 		return phraseM{ts, n.LastPrefix}, nil
 	case *lang.Literal:
-		return scanM{scan.NewLiteral(n.Text, n.Fold)}, nil
+		return scanM{m: scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
+		var marks func(dst [][2]int, line []byte) [][2]int
+		if n.WordEdges() {
+			tree, err := n.EdgeTree()
+			if err != nil {
+				return nil, err
+			}
+			if marks, err = edgeMatches(tree); err != nil {
+				return nil, err
+			}
+		}
 		if n.Bytewise {
 			// grep's C locale: lines with bytes >= 0x80 byte by byte
 			m, err := scan.NewBytewise(n.Go)
 			if err != nil {
 				return nil, err
 			}
-			return scanM{m}, nil
+			return scanM{m, marks}, nil
 		}
 		m, err := scan.NewRegexp(n.Go, false) // folding is written in Go
 		if err != nil {
 			return nil, err
 		}
-		return scanM{m}, nil
+		return scanM{m, marks}, nil
 	case *lang.All:
 		return allM{}, nil
 	}

@@ -168,3 +168,27 @@ func checkASCIIMatch(t *testing.T, line, phrase string) {
 		}
 	}
 }
+
+// TestHighlightsWordEdges: a regex with \< or \> (the API's mode=regex,
+// /re/ in the query language) marks its matches only, not the character
+// beside them that its translation takes to look at.
+func TestHighlightsWordEdges(t *testing.T) {
+	for _, c := range []struct {
+		mode       lang.Mode
+		q, line    string
+		highlights string
+	}{
+		{lang.ModeRegex, `\<[0-9]{3}\>`, "[exec-164] status=500 id=12345", "[[6 9] [18 21]]"},
+		{lang.ModeRegex, `\<[0-9]{3}\>`, "caf\xe9 500\xe9", "[[5 8]]"},
+		{lang.ModeBRE, `err\>`, "err: errno", "[[0 3]]"},
+		{lang.ModeQuery, `status /\<5[0-9]{2}\>/`, "status=503 x", "[[0 6] [7 10]]"},
+	} {
+		q, err := Compile([]string{c.q}, c.mode, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(q.Highlights([]byte(c.line))); got != c.highlights {
+			t.Errorf("%q in %q: highlights %s, want %s", c.q, c.line, got, c.highlights)
+		}
+	}
+}
