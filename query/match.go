@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 
 	"github.com/logdex/logdex/mmapstore/token"
@@ -267,6 +268,24 @@ func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
 	return out
 }
 
+// longestMatches gives the non-empty matches of re (set to Longest) in a
+// line, read byte by byte when bytewise and the line holds a byte >= 0x80
+// (grep's C locale).
+func longestMatches(re *regexp.Regexp, bytewise bool) func(dst [][2]int, line []byte) [][2]int {
+	return func(dst [][2]int, line []byte) [][2]int {
+		text, at := line, []int(nil)
+		if bytewise && !scan.IsASCII(line) {
+			text, at = scan.WidenMap(line)
+		}
+		for _, m := range re.FindAllIndex(text, -1) {
+			if m[1] > m[0] {
+				dst = appendPart(dst, m[0], m[1], at)
+			}
+		}
+		return dst
+	}
+}
+
 // compileMatcher builds the line matcher of a tree.
 func compileMatcher(n lang.Node) (matcher, error) {
 	switch n := n.(type) {
@@ -310,7 +329,8 @@ func compileMatcher(n lang.Node) (matcher, error) {
 		return scanM{m: scan.NewLiteral(n.Text, n.Fold)}, nil
 	case *lang.Regex:
 		var marks func(dst [][2]int, line []byte) [][2]int
-		if n.WordEdges() {
+		switch {
+		case n.WordEdges():
 			tree, err := n.EdgeTree()
 			if err != nil {
 				return nil, err
@@ -318,6 +338,15 @@ func compileMatcher(n lang.Node) (matcher, error) {
 			if marks, err = edgeMatches(tree); err != nil {
 				return nil, err
 			}
+		case n.Syntax != lang.SyntaxRE2:
+			// grep marks the leftmost-longest match (' | tbird' marks
+			// " tbird", where Go's leftmost-first match is " ").
+			re, err := regexp.Compile(n.Go)
+			if err != nil {
+				return nil, err
+			}
+			re.Longest()
+			marks = longestMatches(re, n.Bytewise)
 		}
 		if n.Bytewise {
 			// grep's C locale: lines with bytes >= 0x80 byte by byte

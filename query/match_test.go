@@ -169,10 +169,11 @@ func checkASCIIMatch(t *testing.T, line, phrase string) {
 	}
 }
 
-// TestHighlightsWordEdges: a regex with \< or \> (the API's mode=regex,
-// /re/ in the query language) marks its matches only, not the character
-// beside them that its translation takes to look at.
-func TestHighlightsWordEdges(t *testing.T) {
+// TestHighlightsLikeGrep: a regex (the API's mode=regex, /re/ in the
+// query language) marks what grep --color marks: the leftmost-longest
+// matches, with \< or \> only the matches, not the character beside them
+// that the translation takes to look at. --re2 keeps Go's leftmost-first.
+func TestHighlightsLikeGrep(t *testing.T) {
 	for _, c := range []struct {
 		mode       lang.Mode
 		q, line    string
@@ -182,6 +183,11 @@ func TestHighlightsWordEdges(t *testing.T) {
 		{lang.ModeRegex, `\<[0-9]{3}\>`, "caf\xe9 500\xe9", "[[5 8]]"},
 		{lang.ModeBRE, `err\>`, "err: errno", "[[0 3]]"},
 		{lang.ModeQuery, `status /\<5[0-9]{2}\>/`, "status=503 x", "[[0 6] [7 10]]"},
+		{lang.ModeRegex, ` | tbird`, "a tbird b", "[[1 8]]"},
+		{lang.ModeRegex, `a|ab|abc`, "xabcx \xe9abc", "[[1 4] [7 10]]"},
+		{lang.ModeBRE, `a\|ab`, "ab", "[[0 2]]"},
+		{lang.ModeQuery, `/a|ab/`, "ab", "[[0 2]]"},
+		{lang.ModeRE2, `a|ab`, "ab", "[[0 1]]"},
 	} {
 		q, err := Compile([]string{c.q}, c.mode, false)
 		if err != nil {

@@ -41,14 +41,7 @@ func (q *Query) onlyRegexp() (func(dst [][2]int, line []byte) [][2]int, error) {
 		return nil, err
 	}
 	re.Longest() // POSIX's leftmost-longest, as grep
-	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
-		for _, m := range re.FindAllIndex(text, -1) {
-			if m[1] > m[0] {
-				dst = appendPart(dst, m[0], m[1], at)
-			}
-		}
-		return dst
-	}), nil
+	return longestMatches(re, q.mode != lang.ModeRE2), nil
 }
 
 // WordMatches returns what grep -ow prints of a line (and -w marks with
