@@ -131,6 +131,10 @@ type Scope struct {
 	Rel     string // its path relative to that root, slash-separated; "" for the root itself
 	Display string // the operand as typed
 	IsFile  bool   // the operand names a file (the one at Rel)
+	// Keep, when set, says whether the file at rel (its path below the
+	// operand, slash-separated; "" for an operand that is a file) is
+	// searched: grep's --include, --exclude and --exclude-dir.
+	Keep func(rel string) bool
 }
 
 // path returns the display path of rec if it lies in the scope.
@@ -148,7 +152,7 @@ func (sc Scope) appendPath(b []byte, root int, p string) ([]byte, bool) {
 	rel := p
 	switch {
 	case sc.IsFile:
-		if p != sc.Rel {
+		if p != sc.Rel || sc.Keep != nil && !sc.Keep("") {
 			return b, false
 		}
 		return append(b, sc.Display...), true
@@ -156,6 +160,9 @@ func (sc Scope) appendPath(b []byte, root int, p string) ([]byte, bool) {
 	case len(p) > len(sc.Rel) && p[len(sc.Rel)] == '/' && strings.HasPrefix(p, sc.Rel):
 		rel = p[len(sc.Rel)+1:]
 	default:
+		return b, false
+	}
+	if sc.Keep != nil && !sc.Keep(rel) {
 		return b, false
 	}
 	return mmapstore.AppendDisplayPath(b, mmapstore.Root{Given: sc.Display}, rel), true

@@ -67,6 +67,7 @@ type searchFlags struct {
 	index                                              string
 	since, until, sort                                 string
 	reverse, timedOnly, follow                         bool
+	filter                                             pathFilter // --include, --exclude, --exclude-dir
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -113,9 +114,25 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&sf.sort, "sort", "path", "order of the lines: path (grep's: by path, then line) or time (oldest first, across files)")
 	fs.BoolVar(&sf.reverse, "reverse", false, "with --sort time, newest first")
 	fs.BoolVar(&sf.follow, "follow", false, "print matching lines as they are written to the logs, from now on (tail -f | grep), until interrupted")
+	fs.Var(globFlag{&sf.filter, true}, "include", "search only files whose base name matches `GLOB` (grep --include; with --exclude, the last matching one counts)")
+	fs.Var(globFlag{&sf.filter, false}, "exclude", "skip files whose base name matches `GLOB` (grep --exclude)")
+	fs.Var(dirGlobFlag{&sf.filter}, "exclude-dir", "skip directories whose base name matches `GLOB` (grep --exclude-dir)")
+	addGrepLongNames(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, searchUsage)
-		fs.PrintDefaults()
+		// grep's long names (--count for -c) are listed once, not each.
+		shown := flag.NewFlagSet("search", flag.ContinueOnError)
+		shown.SetOutput(stderr)
+		var longs []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if slices.ContainsFunc(grepLongNames, func(n grepLongName) bool { return n.long == f.Name }) {
+				longs = append(longs, "--"+f.Name)
+				return
+			}
+			shown.Var(f.Value, f.Name, f.Usage)
+		})
+		shown.PrintDefaults()
+		fmt.Fprintf(stderr, "\ngrep's long names work too: %s.\n", strings.Join(longs, ", "))
 	}
 	return fs
 }
@@ -238,7 +255,7 @@ func (e *env) search(args []string) int {
 		return 2
 	}
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) { given[shortName(f.Name)] = true })
 	if given["C"] {
 		// -A and -B say their side whatever their place (grep).
 		if !given["B"] {
@@ -350,7 +367,7 @@ func (e *env) search(args []string) int {
 		sayMissing()
 		return 2
 	}
-	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate)
+	oi, err := e.openForSearch(sf.index, pos, sf.noUpdate, &sf.filter)
 	if errors.Is(err, errInterrupted) {
 		return exitInterrupted // (as grep killed by Ctrl-C: nothing said)
 	}
@@ -572,7 +589,7 @@ func existing(paths []string) (found, missing []string, unreachable []query.Unre
 // index keeps its own roots and the search is narrowed to the PATHs, each
 // of which must lie under one of them. It also tells whether paths are
 // printed (not when the only PATH is a file, as grep).
-func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*openedIndex, error) {
+func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool, filter *pathFilter) (*openedIndex, error) {
 	display := paths
 	noOperand := len(paths) == 0
 	if noOperand {
@@ -667,6 +684,9 @@ func (e *env) openForSearch(dirFlag string, paths []string, noUpdate bool) (*ope
 			ix.Close()
 			return nil, err
 		}
+	}
+	for i := range scopes {
+		scopes[i].Keep = filter.keep(scopes[i])
 	}
 	s := query.NewScopedSearcher(ix, scopes)
 	s.AssumeSeen(seen)
