@@ -152,7 +152,7 @@ var grepStyleLines = []struct {
 	{"-rn -F ERROR logs", true, "grep's habits"},
 	{"-F -e -- logs -i", true, "the pattern --, then a flag"},
 	{"-x error", true, "grep's -x in both"},
-	{"-Z error", true, "unknown flag: an error from both"},
+	{"-P error", true, "unknown flag: an error from both"},
 	{"-limit 5 error", false, "Go-style single-dash long flag: pflag reads -l -i -m -i -t"},
 	{"-limit=5 error", false, "same"},
 	{"-index /tmp/ix error", false, "same"},

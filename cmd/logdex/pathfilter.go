@@ -271,7 +271,7 @@ var grepLongNames = []grepLongName{
 	{"quiet", "q"}, {"silent", "q"}, {"no-messages", "s"},
 	{"with-filename", "H"}, {"no-filename", "h"},
 	{"recursive", "r"}, {"dereference-recursive", "R"}, {"line-number", "n"},
-	{"after-context", "A"}, {"before-context", "B"}, {"context", "C"},
+	{"after-context", "A"}, {"before-context", "B"}, {"context", "C"}, {"null", "Z"},
 }
 
 type grepLongName struct{ long, short string }

@@ -97,3 +97,37 @@ func TestFnmatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchNullAndLineBufferedLikeGrep: -Z (--null) puts a NUL after file
+// names where grep does (-l, -L, -c, lines, context, colour), and
+// --line-buffered changes nothing of the output.
+func TestSearchNullAndLineBufferedLikeGrep(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("grep not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	root := filepath.Join(dir, "logs")
+	must(t, os.MkdirAll(root, 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "a.log"), []byte("one x\ntwo\nthree x\nfour\nfive\nsix\nseven x\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "b.log"), []byte("no\nx here\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "c.log"), []byte("none\n"), 0o644))
+	if _, stderr, code := logdex(t, root, "index", "."); code != 0 {
+		t.Fatalf("index: %d %s", code, stderr)
+	}
+	files := []string{"a.log", "b.log", "c.log"}
+	for _, c := range [][]string{
+		{"-Z"}, {"-lZ"}, {"-LZ"}, {"-cZ"}, {"-Z", "-C1"}, {"-Z", "-o"}, {"--null", "-B1"}, {"-Z", "--color=always"},
+		{"-Z", "--color=always", "-A1"}, {"-Z", "-c", "--color=always"}, {"-lZ", "--color=always"}, {"--line-buffered"},
+		{"--line-buffered", "-c"}, {"--line-buffered", "-l"}, {"--line-buffered", "-C2", "--color=always"}, {"-Z", "-h"},
+	} {
+		args := append(append(append([]string{}, c...), "-F", "x"), files...)
+		got, stderr, code := logdex(t, root, append([]string{"search", "--no-update"}, args...)...)
+		cmd := exec.Command("grep", append([]string{"-n"}, args...)...)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "LC_ALL=C")
+		want, _ := cmd.Output()
+		if got != string(want) || code != cmd.ProcessState.ExitCode() {
+			t.Errorf("%q: exit %d (grep %d), stderr %q\n got  %q\n want %q", c, code, cmd.ProcessState.ExitCode(), stderr, got, want)
+		}
+	}
+}

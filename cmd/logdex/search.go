@@ -68,6 +68,7 @@ type searchFlags struct {
 	since, until, sort                                 string
 	reverse, timedOnly, follow                         bool
 	filter                                             pathFilter // --include, --exclude, --exclude-dir
+	null, lineBuffered                                 bool       // -Z, --line-buffered
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -117,6 +118,8 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(globFlag{&sf.filter, true}, "include", "search only files whose base name matches `GLOB` (grep --include; with --exclude, the last matching one counts)")
 	fs.Var(globFlag{&sf.filter, false}, "exclude", "skip files whose base name matches `GLOB` (grep --exclude)")
 	fs.Var(dirGlobFlag{&sf.filter}, "exclude-dir", "skip directories whose base name matches `GLOB` (grep --exclude-dir)")
+	fs.BoolVar(&sf.null, "Z", false, "print a NUL byte after file names instead of ':' or a newline (grep -Z, for xargs -0)")
+	fs.BoolVar(&sf.lineBuffered, "line-buffered", false, "write each line out at once (grep --line-buffered; for pipes with --follow)")
 	addGrepLongNames(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, searchUsage)
@@ -387,7 +390,8 @@ func (e *env) search(args []string) int {
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	defer out.Flush()
 	ix := searcher.Index()
-	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx}
+	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx,
+		null: sf.null, lineBuffered: sf.lineBuffered}
 	term, termSet := os.LookupEnv("TERM")
 	if sf.color.on(isTerminal(e.stdout), term, termSet) {
 		pr.color, pr.invert = newPalette(os.Getenv("GREP_COLOR"), os.Getenv("GREP_COLORS")), sf.invert
@@ -439,7 +443,7 @@ func (e *env) search(args []string) int {
 			num = strconv.AppendInt(num[:0], n, 10)
 			num = append(num, '\n')
 			_, err := out.Write(num)
-			return err
+			return pr.ended(err)
 		}
 	case sf.only && sf.invert && !withContext:
 		// grep -ov: a line that does not match has no matched part.
@@ -796,6 +800,19 @@ type printer struct {
 	marked  [][2]int // the current line's (marks' buffer)
 	lineBuf []byte   // the current coloured line
 	numBuf  []byte
+
+	// null: a NUL follows file names (grep -Z); lineBuffered: each line
+	// is written out at once (grep --line-buffered)
+	null, lineBuffered bool
+}
+
+// ended flushes the output after a line when it is line-buffered; the
+// error is the output's.
+func (p *printer) ended(err error) error {
+	if p.lineBuffered && err == nil {
+		return p.w.Flush()
+	}
+	return err
 }
 
 // markedRanges is what of a printed line is coloured as matched: the
@@ -820,7 +837,11 @@ func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked
 	seps := [...]byte{sep}
 	if p.withPath {
 		b = paint(c, b, c.file, path)
-		b = paint(c, b, c.sep, seps[:])
+		if p.null {
+			b = append(b, 0)
+		} else {
+			b = paint(c, b, c.sep, seps[:])
+		}
 	}
 	p.numBuf = strconv.AppendInt(p.numBuf[:0], no, 10)
 	b = paint(c, b, c.lineNo, p.numBuf)
@@ -858,6 +879,7 @@ func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked
 	b = append(append(b, text[at:]...), '\n')
 	p.lineBuf = b
 	_, err := p.w.Write(b)
+	err = p.ended(err)
 	return err
 }
 
@@ -874,20 +896,29 @@ func (p *printer) groupSep() {
 
 // name writes a file name and then end (grep -c's ':', -l's newline).
 func (p *printer) name(path string, end byte) error {
+	lineEnd := end == '\n'
+	if p.null {
+		end = 0
+	}
 	if p.color == nil {
 		p.w.WriteString(path)
-		return p.w.WriteByte(end)
+		if err := p.w.WriteByte(end); err != nil || !lineEnd {
+			return err
+		}
+		return p.ended(nil)
 	}
 	b := paint(p.color, p.lineBuf[:0], p.color.file, path)
-	if end == '\n' {
+	if end == '\n' || end == 0 {
 		b = append(b, end)
 	} else {
 		ends := [...]byte{end}
 		b = paint(p.color, b, p.color.sep, ends[:])
 	}
 	p.lineBuf = b
-	_, err := p.w.Write(b)
-	return err
+	if _, err := p.w.Write(b); err != nil || !lineEnd {
+		return err
+	}
+	return p.ended(nil)
 }
 
 // line prints one line; the error is the output's (bufio keeps the first:
@@ -898,12 +929,16 @@ func (p *printer) line(path string, no int64, sep byte, text []byte) error {
 	}
 	if p.withPath {
 		p.w.WriteString(path)
-		p.w.WriteByte(sep)
+		if p.null {
+			p.w.WriteByte(0)
+		} else {
+			p.w.WriteByte(sep)
+		}
 	}
 	p.w.WriteString(strconv.FormatInt(no, 10))
 	p.w.WriteByte(sep)
 	p.w.Write(text)
-	return p.w.WriteByte('\n')
+	return p.ended(p.w.WriteByte('\n'))
 }
 
 func (p *printer) print(h *query.Hit) error {
