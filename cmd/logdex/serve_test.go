@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,8 +76,8 @@ func builtLogdexBin(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asLogdex) == "1" {
-		main()
+	if os.Getenv(asLogdex) == "1" && !slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzzworker") }) {
+		main() // (a fuzzing worker inherits the variable, and stays a test)
 	}
 	os.Setenv(asLogdex, "1")
 	// A race-detecting process sleeps a second at exit by default (to
