@@ -54,12 +54,13 @@ func (c *colorFlag) on(stdoutIsTerminal bool, term string, termSet bool) bool {
 
 // palette holds the SGR sequences grep colours its output with: its
 // defaults, then GREP_COLOR (deprecated, still applied by grep 3.8), then
-// GREP_COLORS (all of its capabilities but bn: there is no -b here).
+// GREP_COLORS (all of its capabilities).
 type palette struct {
 	match, contextMatch string // ms, mc: matched text of selected and of context lines
 	selected, context   string // sl, cx: the rest of selected and of context lines
 	swapLines           bool   // rv: with -v, sl colours context lines and cx selected ones
 	file, lineNo, sep   string // fn, ln, se
+	offset              string // bn: -b's byte offsets
 	eraseLine           string // "\x1b[K" after each sequence, unless ne
 	// legacy: the deprecated GREP_COLOR still colours matches (grep
 	// warns then).
@@ -67,7 +68,7 @@ type palette struct {
 }
 
 func newPalette(grepColor, grepColors string) *palette {
-	p := &palette{match: "01;31", contextMatch: "01;31", file: "35", lineNo: "32", sep: "36", eraseLine: "\x1b[K"}
+	p := &palette{match: "01;31", contextMatch: "01;31", file: "35", lineNo: "32", offset: "32", sep: "36", eraseLine: "\x1b[K"}
 	if grepColor != "" && isSGR(grepColor) {
 		p.match, p.contextMatch = grepColor, grepColor
 	}
@@ -86,7 +87,7 @@ func (p *palette) parseGrepColors(s string) {
 		return
 	}
 	colors := map[string]*string{"mt": &p.match, "ms": &p.match, "mc": &p.contextMatch, "sl": &p.selected, "cx": &p.context,
-		"fn": &p.file, "ln": &p.lineNo, "se": &p.sep}
+		"fn": &p.file, "ln": &p.lineNo, "bn": &p.offset, "se": &p.sep}
 	for _, entry := range strings.Split(s, ":") {
 		name, val, hasVal := strings.Cut(entry, "=")
 		if hasVal && (name == "" || strings.Contains(val, "=") || !isSGR(val)) {

@@ -271,7 +271,7 @@ var grepLongNames = []grepLongName{
 	{"quiet", "q"}, {"silent", "q"}, {"no-messages", "s"},
 	{"with-filename", "H"}, {"no-filename", "h"},
 	{"recursive", "r"}, {"dereference-recursive", "R"}, {"line-number", "n"},
-	{"after-context", "A"}, {"before-context", "B"}, {"context", "C"}, {"null", "Z"},
+	{"after-context", "A"}, {"before-context", "B"}, {"context", "C"}, {"null", "Z"}, {"byte-offset", "b"},
 }
 
 type grepLongName struct{ long, short string }

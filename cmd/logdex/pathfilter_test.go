@@ -99,10 +99,12 @@ func TestFnmatch(t *testing.T) {
 	}
 }
 
-// TestSearchNullAndLineBufferedLikeGrep: -Z (--null) puts a NUL after file
-// names where grep does (-l, -L, -c, lines, context, colour), and
-// --line-buffered changes nothing of the output.
-func TestSearchNullAndLineBufferedLikeGrep(t *testing.T) {
+// TestSearchOutputFlagsLikeGrep: -Z (--null) puts a NUL after file names
+// where grep does (-l, -L, -c, lines, context, colour), -b prints byte
+// offsets as grep does (of lines, of -o's parts, of context lines, in
+// colour; CRLF lines counted whole), and --line-buffered changes nothing
+// of the output.
+func TestSearchOutputFlagsLikeGrep(t *testing.T) {
 	if _, err := exec.LookPath("grep"); err != nil {
 		t.Skip("grep not installed")
 	}
@@ -111,7 +113,7 @@ func TestSearchNullAndLineBufferedLikeGrep(t *testing.T) {
 	root := filepath.Join(dir, "logs")
 	must(t, os.MkdirAll(root, 0o755))
 	must(t, os.WriteFile(filepath.Join(root, "a.log"), []byte("one x\ntwo\nthree x\nfour\nfive\nsix\nseven x\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(root, "b.log"), []byte("no\nx here\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "b.log"), []byte("no\r\nx here, x\r\nlast x"), 0o644))
 	must(t, os.WriteFile(filepath.Join(root, "c.log"), []byte("none\n"), 0o644))
 	if _, stderr, code := logdex(t, root, "index", "."); code != 0 {
 		t.Fatalf("index: %d %s", code, stderr)
@@ -121,6 +123,7 @@ func TestSearchNullAndLineBufferedLikeGrep(t *testing.T) {
 		{"-Z"}, {"-lZ"}, {"-LZ"}, {"-cZ"}, {"-Z", "-C1"}, {"-Z", "-o"}, {"--null", "-B1"}, {"-Z", "--color=always"},
 		{"-Z", "--color=always", "-A1"}, {"-Z", "-c", "--color=always"}, {"-lZ", "--color=always"}, {"--line-buffered"},
 		{"--line-buffered", "-c"}, {"--line-buffered", "-l"}, {"--line-buffered", "-C2", "--color=always"}, {"-Z", "-h"},
+		{"-b"}, {"-bo"}, {"-b", "-C1"}, {"-bo", "-A1"}, {"-b", "--color=always"}, {"--byte-offset", "-o", "--color=always"}, {"-bZ", "-h"}, {"-bv"}, {"-bc"},
 	} {
 		args := append(append(append([]string{}, c...), "-F", "x"), files...)
 		got, stderr, code := logdex(t, root, append([]string{"search", "--no-update"}, args...)...)

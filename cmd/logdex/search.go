@@ -68,7 +68,7 @@ type searchFlags struct {
 	since, until, sort                                 string
 	reverse, timedOnly, follow                         bool
 	filter                                             pathFilter // --include, --exclude, --exclude-dir
-	null, lineBuffered                                 bool       // -Z, --line-buffered
+	null, lineBuffered, byteOffset                     bool       // -Z, --line-buffered, -b
 }
 
 // flagSet defines the search flags on sf; usage and errors go to stderr.
@@ -119,6 +119,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(globFlag{&sf.filter, false}, "exclude", "skip files whose base name matches `GLOB` (grep --exclude)")
 	fs.Var(dirGlobFlag{&sf.filter}, "exclude-dir", "skip directories whose base name matches `GLOB` (grep --exclude-dir)")
 	fs.BoolVar(&sf.null, "Z", false, "print a NUL byte after file names instead of ':' or a newline (grep -Z, for xargs -0)")
+	fs.BoolVar(&sf.byteOffset, "b", false, "print each line's byte offset in its file after its number (grep -b; with -o, each part's)")
 	fs.BoolVar(&sf.lineBuffered, "line-buffered", false, "write each line out at once (grep --line-buffered; for pipes with --follow)")
 	addGrepLongNames(fs)
 	fs.Usage = func() {
@@ -391,7 +392,7 @@ func (e *env) search(args []string) int {
 	defer out.Flush()
 	ix := searcher.Index()
 	pr := &printer{w: out, stderr: e.stderr, withPath: withPath, before: sf.before, after: sf.after, s: searcher, ctx: ctx,
-		null: sf.null, lineBuffered: sf.lineBuffered}
+		null: sf.null, lineBuffered: sf.lineBuffered, byteOffset: sf.byteOffset}
 	term, termSet := os.LookupEnv("TERM")
 	if sf.color.on(isTerminal(e.stdout), term, termSet) {
 		pr.color, pr.invert = newPalette(os.Getenv("GREP_COLOR"), os.Getenv("GREP_COLORS")), sf.invert
@@ -804,6 +805,10 @@ type printer struct {
 	// null: a NUL follows file names (grep -Z); lineBuffered: each line
 	// is written out at once (grep --line-buffered)
 	null, lineBuffered bool
+	// byteOffset: each line's (-o: each part's) byte offset in its file
+	// follows its number (grep -b; of the decompressed bytes in a
+	// compressed file)
+	byteOffset bool
 }
 
 // ended flushes the output after a line when it is line-buffered; the
@@ -832,7 +837,7 @@ func (p *printer) markedRanges(sep byte, text []byte) [][2]int {
 
 // colorLine prints a line as line does, in grep's colours, the ranges
 // marked of its text in the colour of matches.
-func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked [][2]int) error {
+func (p *printer) colorLine(path string, no, off int64, sep byte, text []byte, marked [][2]int) error {
 	c, b := p.color, p.lineBuf[:0]
 	seps := [...]byte{sep}
 	if p.withPath {
@@ -846,6 +851,11 @@ func (p *printer) colorLine(path string, no int64, sep byte, text []byte, marked
 	p.numBuf = strconv.AppendInt(p.numBuf[:0], no, 10)
 	b = paint(c, b, c.lineNo, p.numBuf)
 	b = paint(c, b, c.sep, seps[:])
+	if p.byteOffset {
+		p.numBuf = strconv.AppendInt(p.numBuf[:0], off, 10)
+		b = paint(c, b, c.offset, p.numBuf)
+		b = paint(c, b, c.sep, seps[:])
+	}
 	// As grep's print_line: the line's colour goes before the text ahead
 	// of each match and on the text after the last (a final '\r' left
 	// out); -o's parts have none.
@@ -923,9 +933,9 @@ func (p *printer) name(path string, end byte) error {
 
 // line prints one line; the error is the output's (bufio keeps the first:
 // a search stops at it, as grep does at a write error).
-func (p *printer) line(path string, no int64, sep byte, text []byte) error {
+func (p *printer) line(path string, no, off int64, sep byte, text []byte) error {
 	if p.color != nil {
-		return p.colorLine(path, no, sep, text, p.markedRanges(sep, text))
+		return p.colorLine(path, no, off, sep, text, p.markedRanges(sep, text))
 	}
 	if p.withPath {
 		p.w.WriteString(path)
@@ -935,8 +945,12 @@ func (p *printer) line(path string, no int64, sep byte, text []byte) error {
 			p.w.WriteByte(sep)
 		}
 	}
-	p.w.WriteString(strconv.FormatInt(no, 10))
-	p.w.WriteByte(sep)
+	p.numBuf = strconv.AppendInt(p.numBuf[:0], no, 10)
+	p.w.Write(append(p.numBuf, sep))
+	if p.byteOffset {
+		p.numBuf = strconv.AppendInt(p.numBuf[:0], off, 10)
+		p.w.Write(append(p.numBuf, sep))
+	}
 	p.w.Write(text)
 	return p.ended(p.w.WriteByte('\n'))
 }
@@ -945,7 +959,7 @@ func (p *printer) print(h *query.Hit) error {
 	if p.isBinary(h) {
 		return nil
 	}
-	return p.line(h.File.Path, h.Line, ':', h.Text)
+	return p.line(h.File.Path, h.Line, h.Offset, ':', h.Text)
 }
 
 // printParts prints the parts of a hit's line that p.parts gives, each as
@@ -954,15 +968,15 @@ func (p *printer) printParts(h *query.Hit) error {
 	if p.isBinary(h) {
 		return nil
 	}
-	return p.lineParts(h.File.Path, h.Line, ':', h.Text)
+	return p.lineParts(h.File.Path, h.Line, h.Offset, ':', h.Text)
 }
 
 // lineParts prints the parts p.parts gives of a line, each as a line of
 // its own.
-func (p *printer) lineParts(path string, no int64, sep byte, text []byte) error {
+func (p *printer) lineParts(path string, no, off int64, sep byte, text []byte) error {
 	p.rs = p.parts(p.rs[:0], text)
 	for _, r := range p.rs {
-		if err := p.line(path, no, sep, text[r[0]:r[1]]); err != nil {
+		if err := p.line(path, no, off+int64(r[0]), sep, text[r[0]:r[1]]); err != nil {
 			return err
 		}
 	}
@@ -1041,9 +1055,9 @@ func (p *printer) flushContext() error {
 				if match[l.No] == p.invert {
 					return nil
 				}
-				return p.lineParts(f.Path, l.No, sep, l.Text)
+				return p.lineParts(f.Path, l.No, l.Offset, sep, l.Text)
 			}
-			return p.line(f.Path, l.No, sep, l.Text)
+			return p.line(f.Path, l.No, l.Offset, sep, l.Text)
 		})
 		if err != nil && err != errBinaryPart {
 			return err
