@@ -65,3 +65,27 @@ func cpuNow() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkHighlightRegex highlights regexes (mode=regex) on a JSON log
+// line, reporting CPU time per line: grep's leftmost-longest marks, and
+// \< \> through the edge matcher.
+func BenchmarkHighlightRegex(b *testing.B) {
+	line := []byte(`{"ts":"2026-10-10T00:00:02.399Z","ts_ms":1791590402399,"level":"error","service":"inventory","version":"2.14.6","pod":"inventory-xplb94qsmb-ntjxf","trace_id":"29ca7d79fcdf175aed7e3a40c5d13a1c","msg":"reserve stock failed: pool exhausted","error":"pgxpool: pool exhausted: all 20 connections in use, waited 4s","db":"orders-primary:5432"}`)
+	for _, q := range []string{`pool exhausted|deadlock`, `[0-9]{4,}`, `trace_id":"[0-9a-f]+`, `\<[0-9]{2}\>`, `conn[a-z]*`} {
+		cq, err := Compile([]string{q}, lang.ModeRegex, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(q, func(b *testing.B) {
+			var hl [][2]int
+			cpu0 := cpuNow()
+			for b.Loop() {
+				hl = cq.AppendHighlights(hl[:0], line)
+			}
+			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+			if len(hl) == 0 {
+				b.Fatal("no highlights")
+			}
+		})
+	}
+}
