@@ -44,11 +44,13 @@ export class Viewer {
     }, { root: this.body, rootMargin: `${NEAR_PX}px 0px` });
     io.observe(this.topEdge);
     io.observe(this.bottomEdge);
-    // The observer fires only when an edge comes into reach: an edge whose
-    // load failed, still in reach, is retried when the user scrolls again.
-    this.body.addEventListener('scroll', () => {
-      if (this.topEdge.dataset.state === 'error' || this.bottomEdge.dataset.state === 'error') this.checkEdges();
-    }, { passive: true });
+    // The observer fires only when an edge comes into reach between two
+    // drawn frames: an edge whose load failed, still in reach, is retried
+    // when the user scrolls again, and a jump to the top before the first
+    // frame with lines was drawn (Home at once) finds the top edge where
+    // the frame before the lines came had it, in reach: no change, so no
+    // load, and no way to scroll further up. Every scroll looks.
+    this.body.addEventListener('scroll', () => this.checkEdges(), { passive: true });
   }
 
   get isOpen() { return !this.root.hidden; }
