@@ -110,54 +110,54 @@ func globMatches(glob, name string, operand bool) bool {
 // [:alpha:] and the like); '\' takes the next byte literally. A bracket
 // that does not close is a literal '['.
 func fnmatch(glob, name string) bool {
-	for len(glob) > 0 {
-		switch c := glob[0]; c {
-		case '*':
-			for len(glob) > 0 && glob[0] == '*' {
-				glob = glob[1:]
+	// One byte of the name per element of the glob, so a mismatch after a
+	// '*' only ever resumes at the last '*', one byte further: at most
+	// len(glob)*len(name) steps (retrying every '*' from every place took
+	// exponential time: "*a*a*a*a*a*a*a*b" against a long name of a's).
+	g, n := 0, 0
+	star, from := -1, 0 // the elements after the last '*', and where they are tried
+	for {
+		if g < len(glob) && glob[g] == '*' {
+			for g < len(glob) && glob[g] == '*' {
+				g++
 			}
-			if glob == "" {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if fnmatch(glob, name[i:]) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if name == "" {
-				return false
-			}
-			glob, name = glob[1:], name[1:]
-		case '[':
-			if name == "" {
-				return false
-			}
-			ok, n := bracket(glob, name[0])
-			if n == 0 { // not a bracket expression: a literal '['
-				if name[0] != '[' {
-					return false
-				}
-				glob, name = glob[1:], name[1:]
+			star, from = g, n
+			continue
+		}
+		if g == len(glob) && n == len(name) {
+			return true
+		}
+		if g < len(glob) && n < len(name) {
+			if w, ok := matchByte(glob[g:], name[n]); ok {
+				g, n = g+w, n+1
 				continue
 			}
-			if !ok {
-				return false
-			}
-			glob, name = glob[n:], name[1:]
-		default:
-			if c == '\\' && len(glob) > 1 {
-				glob = glob[1:]
-				c = glob[0]
-			}
-			if name == "" || name[0] != c {
-				return false
-			}
-			glob, name = glob[1:], name[1:]
+		}
+		if star < 0 || from >= len(name) {
+			return false
+		}
+		from++
+		g, n = star, from
+	}
+}
+
+// matchByte matches b against the element at the start of glob (not a
+// '*'), and returns the element's length.
+func matchByte(glob string, b byte) (width int, ok bool) {
+	switch c := glob[0]; c {
+	case '?':
+		return 1, true
+	case '[':
+		if ok, n := bracket(glob, b); n > 0 {
+			return n, ok
+		}
+		return 1, b == '[' // not a bracket expression: a literal '['
+	case '\\':
+		if len(glob) > 1 {
+			return 2, b == glob[1]
 		}
 	}
-	return name == ""
+	return 1, b == glob[0]
 }
 
 // bracket matches b against the bracket expression at the start of glob;

@@ -106,3 +106,17 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// TestFnmatchLinear: stars backtrack only to the last one, so a glob of
+// many stars against a long name that fails at its end takes
+// len(glob)*len(name) steps, not exponentially many (the recursive
+// version retried each star at every place: about C(200, 30) tries here).
+func TestFnmatchLinear(t *testing.T) {
+	name := strings.Repeat("a", 200)
+	if fnmatch(strings.Repeat("*a", 30)+"*b", name) {
+		t.Fatal("matched")
+	}
+	if !fnmatch(strings.Repeat("*a", 30)+"*", name) {
+		t.Fatal("no match")
+	}
+}
