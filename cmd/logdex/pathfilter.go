@@ -256,6 +256,9 @@ type dirGlobFlag struct{ f *pathFilter }
 func (g dirGlobFlag) String() string { return "" }
 
 func (g dirGlobFlag) Set(v string) error {
+	for len(v) > 1 && v[len(v)-1] == '/' {
+		v = v[:len(v)-1] // (grep strips them: --exclude-dir=logs/ is logs)
+	}
 	g.f.dirs = append(g.f.dirs, v)
 	return nil
 }

@@ -38,6 +38,7 @@ func TestSearchPathFilterLikeGrep(t *testing.T) {
 		{"--exclude=[!f]*.log", "a"}, {"--exclude=[^f]*", "a"}, {`--exclude=\f.log`, "a"}, {"--include=*.LOG", "."},
 		{"--exclude=*.log", "top.log"}, {"--exclude-dir=[[:alpha:]]", "."}, {"--include=*.log"}, {"--exclude=*.log.[0-9]", "b"},
 		{"--exclude=[x].log", "b"}, {`--exclude=\[x].log`, "b"}, {"--exclude=[", "b"}, {"--include", "*.txt", "--exclude-dir", "b"},
+		{"--exclude-dir=a/", "."}, {"--exclude-dir=a//", "."}, {"--exclude-dir=/", "."}, {"--include=", "."}, {"--exclude-dir=", "."}, {"--include=[]]", "."},
 	}
 	runs := make([]*grepRun, len(cases))
 	for i, c := range cases {
