@@ -64,6 +64,16 @@ func (q *Query) repeatedWordEdge() error {
 // line byte by byte (each byte the rune of its value, as grep in the C
 // locale reads it), leftmost-longest as grep.
 func (q *Query) edgeParts() (func(dst [][2]int, line []byte) [][2]int, error) {
+	prog, err := q.edgeProg()
+	if err != nil {
+		return nil, err
+	}
+	return progMatches(prog), nil
+}
+
+// edgeProg is the program of all the query's patterns, \< and \> written
+// as OpBeginLine and OpEndLine (lang.Regex.EdgeTree).
+func (q *Query) edgeProg() (*syntax.Prog, error) {
 	var subs []*syntax.Regexp
 	err := q.eachPattern(func(n lang.Node) error {
 		var re *syntax.Regexp
@@ -93,7 +103,7 @@ func (q *Query) edgeParts() (func(dst [][2]int, line []byte) [][2]int, error) {
 	if len(subs) > 1 {
 		re = &syntax.Regexp{Op: syntax.OpAlternate, Sub: subs}
 	}
-	return edgeMatches(re)
+	return syntax.Compile(re.Simplify())
 }
 
 // edgeMatches gives the non-empty leftmost-longest matches of re in a
@@ -104,6 +114,11 @@ func edgeMatches(re *syntax.Regexp) (func(dst [][2]int, line []byte) [][2]int, e
 	if err != nil {
 		return nil, err
 	}
+	return progMatches(prog), nil
+}
+
+// progMatches is edgeMatches of a compiled program.
+func progMatches(prog *syntax.Prog) func(dst [][2]int, line []byte) [][2]int {
 	return func(dst [][2]int, line []byte) [][2]int {
 		m := &edgeVM{prog: prog, line: line}
 		// grep's loop (print_line_middle): the leftmost-longest match
@@ -121,6 +136,36 @@ func edgeMatches(re *syntax.Regexp) (func(dst [][2]int, line []byte) [][2]int, e
 			}
 			dst = append(dst, [2]int{s, e})
 			cur = e
+		}
+		return dst
+	}
+}
+
+// edgeWords is WordMatches for a query whose patterns include one with \<
+// or \>: at each start after a non-word byte (or the line's start), the
+// ends of the matches starting there, by the matcher of edgeParts; the
+// longest that a non-word byte (or the line's end) follows is the part,
+// and the search goes on after it.
+func (q *Query) edgeWords() (func(dst [][2]int, line []byte) [][2]int, error) {
+	prog, err := q.edgeProg()
+	if err != nil {
+		return nil, err
+	}
+	return func(dst [][2]int, line []byte) [][2]int {
+		m := &edgeVM{prog: prog, line: line}
+		var ends []int
+		for s := 0; s < len(line); s++ {
+			if s > 0 && wordByte[line[s-1]] {
+				continue
+			}
+			ends = m.ends(s, ends[:0])
+			for i := len(ends) - 1; i >= 0; i-- {
+				if e := ends[i]; e > s && (e == len(line) || !wordByte[line[e]]) {
+					dst = append(dst, [2]int{s, e})
+					s = e - 1 // (the next start is past the part)
+					break
+				}
+			}
 		}
 		return dst
 	}, nil
@@ -229,6 +274,49 @@ func (m *edgeVM) find(cur int) (s, e int) {
 		m.clist, m.nlist = m.nlist, m.clist
 	}
 	return s, e
+}
+
+// ends appends to dst, in order, the ends of the matches that start at s
+// (the line before s in view).
+func (m *edgeVM) ends(s int, dst []int) []int {
+	n := len(m.prog.Inst)
+	m.clist.init(n)
+	m.nlist.init(n)
+	m.add(&m.clist, uint32(m.prog.Start), s, s)
+	for pos := s; len(m.clist.dense) > 0; pos++ {
+		r := rune(-1)
+		if pos < len(m.line) {
+			r = rune(m.line[pos])
+		}
+		m.nlist.dense = m.nlist.dense[:0]
+		for _, t := range m.clist.dense {
+			inst := &m.prog.Inst[t.pc]
+			ok := false
+			switch inst.Op {
+			case syntax.InstMatch:
+				if len(dst) == 0 || dst[len(dst)-1] != pos {
+					dst = append(dst, pos)
+				}
+				continue
+			case syntax.InstRune:
+				ok = r >= 0 && inst.MatchRune(r)
+			case syntax.InstRune1:
+				ok = r >= 0 && r == inst.Rune[0]
+			case syntax.InstRuneAny:
+				ok = r >= 0
+			case syntax.InstRuneAnyNotNL:
+				ok = r >= 0 && r != '\n'
+			}
+			if ok {
+				m.add(&m.nlist, inst.Out, pos+1, s)
+			}
+		}
+		if pos >= len(m.line) {
+			break
+		}
+		m.clist, m.nlist = m.nlist, m.clist
+	}
+	return dst
 }
 
 // add puts pc and the states it reaches without reading a byte at pos

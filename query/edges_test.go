@@ -195,3 +195,61 @@ func TestWholeEdgesVsGrep(t *testing.T) {
 		t.Fatalf("seed %d: %d of %d patterns refused", seed, refusals, n)
 	}
 }
+
+// TestEdgeWordsBrute: grep -ow's parts of patterns with \< or \>
+// (WordMatches) are the brute-force rule's: at the leftmost start after a
+// non-word byte where some match forms a whole word, the longest such,
+// then on after it. A part [s, e) forms a whole word exactly when the
+// pattern matches line[s:e] whole (as -x does, which translates \< and \>
+// its own way): with non-word bytes (or the line's edges) around it, the
+// assertions see the same there as at a line's edges (patterns with ^ or
+// $, which do not, are left out).
+func TestEdgeWordsBrute(t *testing.T) {
+	seed := testSeed()
+	r := rand.New(rand.NewPCG(seed, 41))
+	n, compared := cases(3000, 400), 0
+	for i := 0; i < n; i++ {
+		mode := lang.ModeERE
+		if r.IntN(2) == 0 {
+			mode = lang.ModeBRE
+		}
+		pat := edgePattern(r, mode == lang.ModeERE)
+		if strings.ContainsAny(pat, "^$") || !strings.Contains(pat, `\<`) && !strings.Contains(pat, `\>`) {
+			continue
+		}
+		fold := r.IntN(4) == 0
+		q, err := CompileGrep([]string{pat}, mode, fold, GrepFlags{})
+		if err != nil {
+			continue
+		}
+		whole, err := CompileGrep([]string{pat}, mode, fold, GrepFlags{Lines: true})
+		if err != nil {
+			t.Fatalf("%q -x: %v", pat, err)
+		}
+		words, err := q.WordMatches()
+		if err != nil {
+			t.Fatalf("%q: %v", pat, err)
+		}
+		for range 5 {
+			line := []byte(edgeLine(r))
+			var want [][2]int
+			for s := 0; s < len(line); s++ {
+				if s > 0 && wordByte[line[s-1]] {
+					continue
+				}
+				for e := len(line); e > s; e-- {
+					if (e == len(line) || !wordByte[line[e]]) && whole.MatchLine(line[s:e]) {
+						want = append(want, [2]int{s, e})
+						s = e - 1
+						break
+					}
+				}
+			}
+			if got := words(nil, line); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("seed %d: -ow %q on %q: %v, want %v", seed, pat, line, got, want)
+			}
+		}
+		compared++
+	}
+	t.Logf("seed %d: %d patterns compared", seed, compared)
+}

@@ -53,6 +53,12 @@ func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) 
 	if ls := q.literalSet(); ls != nil {
 		return ls.parts(true), nil
 	}
+	if q.hasWordEdges() {
+		if err := q.repeatedWordEdge(); err != nil {
+			return nil, err // (as for -o: grep's -o reads them apart)
+		}
+		return q.edgeWords()
+	}
 	return q.wordsRegexp()
 }
 
@@ -128,7 +134,7 @@ func (q *Query) onlyExprs() ([]string, error) {
 			exprs = append(exprs, e)
 		case *lang.Regex:
 			if n.WordEdges() {
-				return errors.New(`unsupported: \< or \> with -o and -w`) // (-o alone: edgeParts)
+				return errors.New(`unsupported: \< or \> here`) // (edgeParts and edgeWords take them)
 			}
 			exprs = append(exprs, n.Go)
 		}

@@ -1150,7 +1150,7 @@ func (f patternFlag) Set(v string) error {
 // matchMarks gives what --color marks in a matching line: what grep -o
 // would print of it (\< and \> repeated too, which -o refuses), or in the query
 // language what the UI highlights; nil when they cannot be found (-w with
-// \< or \>), and then only names and numbers are coloured.
+// \< or \> repeated), and then only names and numbers are coloured.
 func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
 	if mode == lang.ModeQuery {
 		return q.AppendHighlights

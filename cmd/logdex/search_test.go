@@ -427,7 +427,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-o", "error", "logs"}, "not the query language"},
 		{[]string{"search", "-owx", "-F", "error", "logs"}, "-o does not combine"},
 		{[]string{"search", "-oE", `(\<[a-z])+`, "logs"}, `unsupported: \< or \> repeated`},
-		{[]string{"search", "-owE", `[a-z]*\>`, "logs"}, `unsupported: \< or \> with -o and -w`},
+		{[]string{"search", "-owE", `([a-z]\>)*`, "logs"}, `unsupported: \< or \> repeated`},
 		{[]string{"search", "-o", "--follow", "-F", "x", "logs"}, "--follow does not combine"},
 		{[]string{"search", "-wE", edgeTooComplexWithW, "logs"}, `too complex to translate`},
 	} {
