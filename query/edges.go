@@ -250,21 +250,11 @@ func (m *edgeVM) find(cur int) (s, e int) {
 				break // (in order of start: a match starts no later)
 			}
 			inst := &m.prog.Inst[t.pc]
-			ok := false
-			switch inst.Op {
-			case syntax.InstMatch:
+			if inst.Op == syntax.InstMatch {
 				s, e = t.start, pos // (the earliest start to match; later, longer)
 				continue
-			case syntax.InstRune:
-				ok = r >= 0 && inst.MatchRune(r)
-			case syntax.InstRune1:
-				ok = r >= 0 && r == inst.Rune[0]
-			case syntax.InstRuneAny:
-				ok = r >= 0
-			case syntax.InstRuneAnyNotNL:
-				ok = r >= 0 && r != '\n'
 			}
-			if ok {
+			if reads(inst, r) {
 				m.add(&m.nlist, inst.Out, pos+1, t.start)
 			}
 		}
@@ -291,23 +281,13 @@ func (m *edgeVM) ends(s int, dst []int) []int {
 		m.nlist.dense = m.nlist.dense[:0]
 		for _, t := range m.clist.dense {
 			inst := &m.prog.Inst[t.pc]
-			ok := false
-			switch inst.Op {
-			case syntax.InstMatch:
+			if inst.Op == syntax.InstMatch {
 				if len(dst) == 0 || dst[len(dst)-1] != pos {
 					dst = append(dst, pos)
 				}
 				continue
-			case syntax.InstRune:
-				ok = r >= 0 && inst.MatchRune(r)
-			case syntax.InstRune1:
-				ok = r >= 0 && r == inst.Rune[0]
-			case syntax.InstRuneAny:
-				ok = r >= 0
-			case syntax.InstRuneAnyNotNL:
-				ok = r >= 0 && r != '\n'
 			}
-			if ok {
+			if reads(inst, r) {
 				m.add(&m.nlist, inst.Out, pos+1, s)
 			}
 		}
@@ -317,6 +297,22 @@ func (m *edgeVM) ends(s int, dst []int) []int {
 		m.clist, m.nlist = m.nlist, m.clist
 	}
 	return dst
+}
+
+// reads reports whether inst reads r (-1: the line's end, which none
+// reads).
+func reads(inst *syntax.Inst, r rune) bool {
+	switch inst.Op {
+	case syntax.InstRune:
+		return r >= 0 && inst.MatchRune(r)
+	case syntax.InstRune1:
+		return r >= 0 && r == inst.Rune[0]
+	case syntax.InstRuneAny:
+		return r >= 0
+	case syntax.InstRuneAnyNotNL:
+		return r >= 0 && r != '\n'
+	}
+	return false
 }
 
 // add puts pc and the states it reaches without reading a byte at pos
