@@ -278,18 +278,14 @@ func (m scanM) highlight(ls *lineState, dst [][2]int) [][2]int {
 // line, read byte by byte when bytewise and the line holds a byte >= 0x80
 // (grep's C locale).
 func longestMatches(re *regexp.Regexp, bytewise bool) func(dst [][2]int, line []byte) [][2]int {
-	return func(dst [][2]int, line []byte) [][2]int {
-		text, at := line, []int(nil)
-		if bytewise && !scan.IsASCII(line) {
-			text, at = scan.WidenMap(line)
-		}
+	return widening(bytewise, func(dst [][2]int, text []byte, at []int) [][2]int {
 		for _, m := range re.FindAllIndex(text, -1) {
 			if m[1] > m[0] {
 				dst = appendPart(dst, m[0], m[1], at)
 			}
 		}
 		return dst
-	}
+	})
 }
 
 // regexMarks is what grep marks of a line that the regex n (not --re2)

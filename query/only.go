@@ -99,7 +99,7 @@ func (q *Query) wordsRegexp() (func(dst [][2]int, line []byte) [][2]int, error) 
 		}
 		return m
 	}
-	return q.widening(func(dst [][2]int, text []byte, at []int) [][2]int {
+	return widening(q.mode != lang.ModeRE2, func(dst [][2]int, text []byte, at []int) [][2]int {
 		for pos := 0; pos <= len(text); {
 			var m []int
 			if pos == 0 {
@@ -169,14 +169,14 @@ func (q *Query) eachPattern(fn func(n lang.Node) error) error {
 	return walk(q.root)
 }
 
-// widening runs find on a line as grep in the C locale reads it: a line
-// holding a byte >= 0x80 widened (an ASCII pattern that cannot match such
-// a byte matches the same there), with at mapping its offsets back to
-// the line's; not in --re2, Go's own syntax, which reads UTF-8.
-func (q *Query) widening(find func(dst [][2]int, text []byte, at []int) [][2]int) func(dst [][2]int, line []byte) [][2]int {
-	re2 := q.mode == lang.ModeRE2
+// widening runs find on a line as grep in the C locale reads it, when
+// bytewise: a line holding a byte >= 0x80 widened (an ASCII pattern that
+// cannot match such a byte matches the same there), with at mapping its
+// offsets back to the line's; not in --re2, Go's own syntax, which reads
+// UTF-8.
+func widening(bytewise bool, find func(dst [][2]int, text []byte, at []int) [][2]int) func(dst [][2]int, line []byte) [][2]int {
 	return func(dst [][2]int, line []byte) [][2]int {
-		if !re2 && !scan.IsASCII(line) {
+		if bytewise && !scan.IsASCII(line) {
 			text, at := scan.WidenMap(line)
 			return find(dst, text, at)
 		}

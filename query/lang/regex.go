@@ -438,15 +438,14 @@ func wholeEdges(n *Regex, words bool) (*Regex, error) {
 		expr = widen(expr) // (a widened ASCII pattern is itself)
 	}
 	g, tree, err := grepsyntax.TranslateWhole(expr, grepSyntax(n.Syntax), n.Fold, words)
-	if err != nil {
-		pe := &ParseError{Msg: err.Error()}
-		var ge *grepsyntax.Error
-		if errors.As(err, &ge) {
-			pe.Pos = unwidenPos(n.Expr, ge.Pos)
-		}
-		return nil, pe
+	var ge *grepsyntax.Error
+	if errors.As(err, &ge) {
+		ge.Pos = unwidenPos(n.Expr, ge.Pos) // (as translateList)
 	}
-	w := &Regex{Expr: n.Expr, Syntax: n.Syntax, Fold: n.Fold, Go: g, Tree: tree}
+	w, _, err := newTranslated(n.Expr, n.Syntax, n.Fold, grepsyntax.Result{Expr: g, Re: tree, Err: err})
+	if err != nil {
+		return nil, err
+	}
 	setWide(w, n.Bytewise)
 	return w, nil
 }

@@ -12,11 +12,7 @@ import "regexp/syntax"
 // meaning (the start and the end of a word) finds the extents grep -o
 // prints and --color marks.
 func TranslateEdges(pattern string, syn Syntax, foldASCII bool) (*syntax.Regexp, error) {
-	if r, _ := translate(pattern, syn, foldASCII, false); r.Err != nil {
-		return nil, r.Err
-	}
-	p := &parser{src: pattern, syn: syn, fold: foldASCII}
-	tree, err := p.parse()
+	tree, err := parseAccepted(pattern, syn, foldASCII)
 	if err != nil {
 		return nil, err
 	}
@@ -25,6 +21,16 @@ func TranslateEdges(pattern string, syn Syntax, foldASCII bool) (*syntax.Regexp,
 		return nil, &Error{Msg: msgTooBig}
 	}
 	return toSyntax(tree), nil
+}
+
+// parseAccepted is the tree of a pattern Translate accepts (its error
+// otherwise), \< and \> still in it.
+func parseAccepted(pattern string, syn Syntax, foldASCII bool) (*node, error) {
+	if r, _ := translate(pattern, syn, foldASCII, false); r.Err != nil {
+		return nil, r.Err
+	}
+	p := &parser{src: pattern, syn: syn, fold: foldASCII}
+	return p.parse()
 }
 
 // TranslateWhole is Translate of the pattern restricted to whole lines
@@ -36,11 +42,7 @@ func TranslateEdges(pattern string, syn Syntax, foldASCII bool) (*syntax.Regexp,
 // took. The expression matches a line exactly when grep -x or -w selects
 // it.
 func TranslateWhole(pattern string, syn Syntax, foldASCII, words bool) (string, *syntax.Regexp, error) {
-	if r, _ := translate(pattern, syn, foldASCII, false); r.Err != nil {
-		return "", nil, r.Err
-	}
-	p := &parser{src: pattern, syn: syn, fold: foldASCII}
-	tree, err := p.parse()
+	tree, err := parseAccepted(pattern, syn, foldASCII)
 	if err != nil {
 		return "", nil, err
 	}
