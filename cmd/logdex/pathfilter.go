@@ -65,21 +65,15 @@ func (f *pathFilter) keep(sc query.Scope) func(rel string) bool {
 		return func(string) bool { return false }
 	}
 	return func(rel string) bool {
-		dir, base := "", rel
-		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-			dir, base = rel[:i], rel[i+1:]
-		}
-		if !f.keepFile(base, false) {
+		i := strings.LastIndexByte(rel, '/')
+		if !f.keepFile(rel[i+1:], false) {
 			return false
 		}
-		for dir != "" {
-			name := dir
-			if i := strings.LastIndexByte(dir, '/'); i >= 0 {
-				name, dir = dir[i+1:], dir[:i]
-			} else {
-				dir = ""
-			}
-			if f.skipDir(name, false) {
+		if i < 0 {
+			return true
+		}
+		for dir := range strings.SplitSeq(rel[:i], "/") {
+			if f.skipDir(dir, false) {
 				return false
 			}
 		}

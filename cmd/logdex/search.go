@@ -129,7 +129,7 @@ func (sf *searchFlags) flagSet(stderr io.Writer) *flag.FlagSet {
 		shown.SetOutput(stderr)
 		var longs []string
 		fs.VisitAll(func(f *flag.Flag) {
-			if slices.ContainsFunc(grepLongNames, func(n grepLongName) bool { return n.long == f.Name }) {
+			if shortName(f.Name) != f.Name {
 				longs = append(longs, "--"+f.Name)
 				return
 			}
@@ -889,8 +889,7 @@ func (p *printer) colorLine(path string, no, off int64, sep byte, text []byte, m
 	b = append(append(b, text[at:]...), '\n')
 	p.lineBuf = b
 	_, err := p.w.Write(b)
-	err = p.ended(err)
-	return err
+	return p.ended(err)
 }
 
 // groupSep writes the "--" between groups of context (an output error
