@@ -94,7 +94,7 @@ type Result struct {
 	Renamed    int
 	Reindexed  int // truncated or replaced files indexed again from the start
 	Deleted    int
-	Skipped    int   // binary files left out
+	Skipped    int   // sparse files left out
 	Unreadable int   // files and directories that could not be read (tried again next run)
 	Lines      int64 // lines indexed by this run
 	Bytes      int64 // bytes read by this run

@@ -17,11 +17,11 @@ import (
 )
 
 // TestUnreadableRetried: a file that cannot be read is left out with a
-// warning and recorded as unreadable (not cached like a binary file's
+// warning and recorded as unreadable (not cached like a sparse file's
 // skip), tried again on every run without rewriting the manifest while
 // nothing changes, and indexed once it can be read.
 func TestUnreadableRetried(t *testing.T) {
-	root, dir := logTree(t, map[string]string{"ok.log": "readable\n", "secret.log": "hidden line\n", "bin.log": "a\x00b\n"})
+	root, dir := logTree(t, map[string]string{"ok.log": "readable\n", "secret.log": "hidden line\n"})
 
 	tries := 0
 	restore := indexer.SetOpenLog(func(d *os.Root, name string, nofollow bool) (*os.File, fs.FileInfo, error) {
@@ -40,7 +40,7 @@ func TestUnreadableRetried(t *testing.T) {
 	}
 	for i := range 2 {
 		res, log := run()
-		if res.Unreadable != 1 || res.Skipped != i^1 || !strings.Contains(log, `"level":"warn"`) || !strings.Contains(log, "permission denied") {
+		if res.Unreadable != 1 || res.Skipped != 0 || !strings.Contains(log, `"level":"warn"`) || !strings.Contains(log, "permission denied") {
 			t.Fatalf("run %d: %d unreadable, %d skipped, log %s", i, res.Unreadable, res.Skipped, log)
 		}
 		if tries != i+1 {

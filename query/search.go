@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/logdex/logdex/mmapstore/logfile"
 	"github.com/logdex/logdex/query/live"
 )
 
@@ -222,9 +223,11 @@ type Hit struct {
 	Text   []byte
 	Time   int64 // unix ns, with Options.Times (or a time order or filter)
 	Timed  bool  // whether the line has a time (its file has timestamps)
-	// Binary: the line ends at or after the file's first NUL byte, where
-	// grep, finding the file binary, prints "binary file matches" instead
-	// of lines (and still counts them). NULs end lines, so Text has none.
+	// Binary: the line lies where grep, finding the file binary, prints
+	// "binary file matches" instead of lines (and still counts them): the
+	// whole file when a NUL byte comes within grep's first read, else from
+	// the first NUL on (logfile.BinaryFrom). NULs end lines, so Text has
+	// none.
 	Binary bool
 	src    *live.Handle // the open file the line was read from
 }
@@ -622,7 +625,7 @@ func (s *Searcher) consume(ctx context.Context, opt Options, order <-chan *task,
 				}
 				continue
 			}
-			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Time: h.t, Timed: h.timed, Binary: curNUL > 0 && h.off+h.n >= curNUL-1, src: t.h}
+			hit = Hit{File: t.file, Line: h.line, Offset: h.off, Length: h.n, Time: h.t, Timed: h.timed, Binary: h.off+h.n >= logfile.BinaryFrom(curNUL), src: t.h}
 			if h.tpos >= 0 {
 				hit.Text = t.buf[h.tpos : h.tpos+int(h.n)]
 			}

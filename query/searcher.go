@@ -86,6 +86,9 @@ type Searcher struct {
 	loc          *time.Location // of timestamps without a zone, as indexed
 	// unreadable: files in scope the indexer could not read.
 	unreadable []Unreadable
+	// leftOut: files in scope the indexer left out (sparse files, large
+	// binary files), with the reason.
+	leftOut []Unreadable
 	// inodes maps indexed inodes to files (built on first need).
 	inodes     map[[2]uint64]int
 	inodesOnce sync.Once
@@ -216,21 +219,24 @@ func NewScopedSearcher(ix *mmapstore.Index, scopes []Scope) *Searcher {
 		s.files[i] = &store[i]
 	}
 	for _, sk := range ix.Skipped() {
-		if !sk.Unreadable {
-			continue
-		}
 		for _, sc := range scopes {
 			path, ok := sc.path(mmapstore.FileRecord{Root: sk.Root, Path: sk.Path})
 			if !ok && !sc.IsFile && sk.Root == sc.Root && sk.Path == sc.Rel {
 				path, ok = sc.Display, true // the operand itself
 			}
 			if ok {
-				s.unreadable = append(s.unreadable, Unreadable{Path: path, Reason: sk.Reason})
+				list := &s.leftOut
+				if sk.Unreadable {
+					list = &s.unreadable
+				}
+				*list = append(*list, Unreadable{Path: path, Reason: sk.Reason})
 				break
 			}
 		}
 	}
-	sort.Slice(s.unreadable, func(i, j int) bool { return s.unreadable[i].Path < s.unreadable[j].Path })
+	for _, l := range [][]Unreadable{s.unreadable, s.leftOut} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Path < l[j].Path })
+	}
 	byPath := func(a, b *File) int { return strings.Compare(a.Path, b.Path) }
 	if !slices.IsSortedFunc(s.files, byPath) { // the manifest's order usually is
 		slices.SortStableFunc(s.files, byPath)
@@ -324,6 +330,11 @@ func (s *Searcher) Index() *mmapstore.Index { return s.ix }
 // the indexer could not read, in display order: their lines are missing
 // from every answer.
 func (s *Searcher) Unreadable() []Unreadable { return s.unreadable }
+
+// LeftOut lists the files in the searcher's scope that the indexer left
+// out by choice (sparse files, large binary files), with the reason, in
+// display order: grep would say at most "binary file matches" of them.
+func (s *Searcher) LeftOut() []Unreadable { return s.leftOut }
 
 // Files lists the indexed files in display order.
 func (s *Searcher) Files() []*File { return s.files }

@@ -292,17 +292,19 @@ func TestRawRotatedAfterCheck(t *testing.T) {
 }
 
 // TestRawLeavesOutBinaryLines: as grep prints no lines of a binary file
-// from its first NUL on, neither does the raw stream; they count as
-// warnings.
+// (all of it when a NUL comes within grep's first 96 KiB read, else from
+// its first NUL on), neither does the raw stream; they count as warnings.
 func TestRawLeavesOutBinaryLines(t *testing.T) {
-	text := strings.Repeat("text match\n", 1000) // past the 8 KiB sniffed for binary files
-	fx := newTinyFixture(t, map[string]string{"a.log": text + "b\x00c match\nafter match\n", "b.log": "plain match\n"})
+	text := strings.Repeat("text match\n", 10_000) // past grep's first read
+	fx := newTinyFixture(t, map[string]string{
+		"a.log": text + "b\x00c match\nafter match\n", "b.log": "plain match\n",
+		"c.bin": "early match\n\x00late match\n"})
 	ts := newTestServer(t, fx)
 	r := ts.get(t, "/api/search/raw?q=match&mode=literal")
 	if want := text + "plain match\n"; r.code != http.StatusOK || string(r.body) != want {
 		t.Fatalf("%d: %d bytes, want %d", r.code, len(r.body), len(want))
 	}
-	if r.header.Get("X-Logdex-Warnings") != "2" {
+	if r.header.Get("X-Logdex-Warnings") != "4" {
 		t.Fatalf("warnings header %q", r.header.Get("X-Logdex-Warnings"))
 	}
 }

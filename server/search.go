@@ -428,6 +428,14 @@ func (s *Server) warnings(sn *snapshot, st *query.Stats) []string {
 	for _, u := range sn.s.Unreadable() {
 		ws = append(ws, fmt.Sprintf("%s: %s (could not be read when indexed; its lines are missing)", u.Path, u.Reason))
 	}
+	if l := sn.s.LeftOut(); len(l) > 0 {
+		// One warning, not one a file: every search of the index has them.
+		more := ""
+		if len(l) > 1 {
+			more = ", …"
+		}
+		ws = append(ws, fmt.Sprintf("%d file(s) left out of the index and not searched (%s: %s%s)", len(l), l[0].Path, l[0].Reason, more))
+	}
 	if w, behind := s.behind(); behind {
 		ws = append(ws, w)
 	}

@@ -45,10 +45,7 @@ func TestSearchOutputFlagsLikeGrep(t *testing.T) {
 	if _, err := exec.LookPath("grep"); err != nil {
 		t.Skip("grep not installed")
 	}
-	dir := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
-	root := filepath.Join(dir, "logs")
-	must(t, os.MkdirAll(root, 0o755))
+	_, root := logsDir(t)
 	must(t, os.WriteFile(filepath.Join(root, "a.log"), []byte("one x\ntwo\nthree x\nfour\nfive\nsix\nseven x\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(root, "b.log"), []byte("no\r\nx here, x\r\nlast x"), 0o644))
 	must(t, os.WriteFile(filepath.Join(root, "c.log"), []byte("none\n"), 0o644))

@@ -529,6 +529,14 @@ func (e *env) search(args []string) int {
 	}
 	unreadable := slices.Concat(unreachable, searcher.Unreadable(), st.Unreadable)
 	sayUnreadable(unreadable)
+	if !sf.noMessages {
+		// Not errors (grep reads them, and would only say whether they
+		// match), but not silent either: the exit status is as if they
+		// held no match.
+		for _, l := range searcher.LeftOut() {
+			fmt.Fprintf(e.stderr, "logdex: %s: not searched: left out of the index: %s\n", l.Path, l.Reason)
+		}
+	}
 	sayMissing()
 	switch {
 	case len(missing) > 0:
@@ -1004,6 +1012,9 @@ func (p *printer) collect(h *query.Hit) error {
 			return err
 		}
 		p.isBinary(h)
+		// grep counts its silent match as output: the next group, in
+		// this file or another, is preceded by "--".
+		p.printed = true
 		return nil
 	}
 	if p.file != h.File {
@@ -1040,7 +1051,7 @@ func (p *printer) flushContext() error {
 		}
 		p.printed = true
 		err := p.s.ReadLines(p.ctx, f, from, to, func(l query.Line) error {
-			if nul := f.Record().NULAt; nul > 0 && l.Offset+int64(len(l.Text)) >= nul-1 {
+			if l.Offset+int64(len(l.Text)) >= logfile.BinaryFrom(f.Record().NULAt) {
 				return errBinaryPart // no context from the binary part (grep prints none)
 			}
 			sep := byte('-')

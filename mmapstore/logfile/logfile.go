@@ -16,11 +16,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sys/unix"
 )
 
 // FingerprintLen is how many leading bytes identify a file beside its
@@ -34,8 +36,11 @@ const FingerprintLen = 1024
 // was indexed is told from one appended to by them.
 const TailLen = 256
 
-// binarySniff: like grep, a NUL byte in the first 8 KiB marks a binary file.
-const binarySniff = 8 << 10
+// grepFirstRead is the size of GNU grep's first read of a file (its
+// INITIAL_BUFSIZE, 96 KiB). grep decides that a file is binary on the
+// buffer it has read: a NUL byte within the first 96 KiB makes the whole
+// file binary, so grep prints none of its lines.
+const grepFirstRead = 96 << 10
 
 // ErrNotRegular is returned for anything but a regular file.
 var ErrNotRegular = errors.New("not a regular file")
@@ -167,14 +172,45 @@ func EndLinesAtNUL(b []byte) int {
 	return first
 }
 
-// IsBinary reports whether the first 8 KiB of r hold a NUL byte.
-func IsBinary(r io.ReaderAt) (bool, error) {
-	buf := make([]byte, binarySniff)
+// BinaryFrom is the offset from which a file whose first NUL byte is at
+// nulAt-1 (nulAt as FileRecord.NULAt: 0 when it has none) is binary, as
+// grep sees it: a line whose end lies at or past it is not printed
+// (grep says "binary file matches" instead). It is 0, the whole file,
+// when that NUL lies in grep's first read; else the NUL's own offset,
+// where grep stops printing somewhat earlier (at the start of its read
+// buffer holding the NUL, which depends on its buffer management).
+// math.MaxInt64 when there is no NUL.
+func BinaryFrom(nulAt int64) int64 {
+	switch {
+	case nulAt <= 0:
+		return math.MaxInt64
+	case nulAt-1 < grepFirstRead:
+		return 0
+	}
+	return nulAt - 1
+}
+
+// BinaryFromStart reports whether a NUL byte lies within grep's first read
+// of r: grep then prints none of its lines (BinaryFrom is 0).
+func BinaryFromStart(r io.ReaderAt) (bool, error) {
+	buf := make([]byte, grepFirstRead)
 	m, err := r.ReadAt(buf, 0)
 	if m == 0 && err != nil && !errors.Is(err, io.EOF) {
 		return false, err
 	}
 	return bytes.IndexByte(buf[:m], 0) >= 0, nil
+}
+
+// HasHoles reports whether f, of the given size, is sparse: its holes
+// read as runs of NUL bytes, each of which would end a line (a sparse
+// lastlog is terabytes of them), so the indexer leaves such files out.
+// Filesystems without SEEK_HOLE report none.
+func HasHoles(f *os.File, size int64) bool {
+	if size == 0 {
+		return false
+	}
+	hole, err := unix.Seek(int(f.Fd()), 0, unix.SEEK_HOLE)
+	return err == nil && hole < size
 }
 
 // OpenIdentity opens the file with device dev and inode ino that was at
