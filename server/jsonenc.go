@@ -209,6 +209,9 @@ func appendHitRest(dst []byte, h *query.Hit, hl [][2]int, before, after []query.
 	dst = strconv.AppendInt(dst, h.Offset, 10)
 	dst = append(dst, `,"length":`...)
 	dst = strconv.AppendInt(dst, h.Length, 10)
+	if h.Binary {
+		dst = append(dst, `,"binary":true`...)
+	}
 	if h.Timed {
 		dst = append(dst, `,"time":"`...)
 		dst = appendTime(dst, h.Time, loc)

@@ -100,7 +100,7 @@ func marshalEach(marshal func(any) ([]byte, error)) func([]byte, []pageHit) ([]b
 
 // hitStruct builds the documented shape of a hit.
 func hitStruct(h *query.Hit, hl [][2]int, before, after []query.Line) hitJSON {
-	hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, PathB64: pathB64(h.File.Path), Line: h.Line, Offset: h.Offset, Length: h.Length, Highlights: hl}
+	hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, PathB64: pathB64(h.File.Path), Line: h.Line, Offset: h.Offset, Length: h.Length, Binary: h.Binary, Highlights: hl}
 	if h.Timed {
 		hj.Time = time.Unix(0, h.Time).UTC().Format(time.RFC3339Nano)
 	}

@@ -70,7 +70,7 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 		path, text    string
 		hl            [][2]int
 		before, after []query.Line
-		timed         bool
+		timed, binary bool
 	}{
 		{name: "plain", path: "app/api.log", text: "ERROR user=mallory failed", hl: [][2]int{{11, 18}}},
 		{name: "no highlights", path: "a.log", text: "x", hl: [][2]int{}},
@@ -83,11 +83,12 @@ func TestAppendHitMatchesMarshal(t *testing.T) {
 			after:  []query.Line{{No: 4, Text: []byte("four <b>")}}},
 		{name: "after only", path: "c.log", text: "first", hl: [][2]int{}, after: []query.Line{{No: 2, Text: []byte("")}}},
 		{name: "timed", path: "t.log", text: "2026-11-29T14:02:03.5Z x", hl: [][2]int{}, timed: true},
+		{name: "binary", path: "wtmp", text: "\x01root", hl: [][2]int{{1, 5}}, binary: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := &query.Hit{File: &query.File{ID: 42, Path: c.path}, Line: 3, Offset: 1234, Length: int64(len(c.text)), Text: []byte(c.text),
-				Time: 1795874523500000000, Timed: c.timed}
+				Time: 1795874523500000000, Timed: c.timed, Binary: c.binary}
 			want, err := json.Marshal(hitStruct(h, c.hl, c.before, c.after))
 			if err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -306,5 +307,16 @@ func TestRawLeavesOutBinaryLines(t *testing.T) {
 	}
 	if r.header.Get("X-Logdex-Warnings") != "4" {
 		t.Fatalf("warnings header %q", r.header.Get("X-Logdex-Warnings"))
+	}
+	// The JSON API returns them, marked.
+	binary := map[string]int{}
+	sr := ts.search(t, "q=%22late+match%22+OR+%22early+match%22+OR+%22after+match%22+OR+%22plain+match%22&mode=query")
+	for _, h := range sr.Hits {
+		if h.Binary {
+			binary[h.Text]++
+		}
+	}
+	if len(sr.Hits) != 4 || !maps.Equal(binary, map[string]int{"early match": 1, "late match": 1, "after match": 1}) {
+		t.Fatalf("%d hits, binary ones %v", len(sr.Hits), binary)
 	}
 }

@@ -184,6 +184,7 @@ type hitJSON struct {
 	Line       int64      `json:"line"`
 	Offset     int64      `json:"offset"`
 	Length     int64      `json:"length"`
+	Binary     bool       `json:"binary,omitempty"`
 	Time       string     `json:"time,omitempty"`
 	Text       string     `json:"text"`
 	TextB64    string     `json:"text_b64,omitempty"`

@@ -65,7 +65,7 @@ func TestSearchMatchesSearcher(t *testing.T) {
 			defer sn.unref()
 			var want []hitJSON
 			st, err := sn.s.Search(context.Background(), q, query.Options{Text: true, Times: true}, func(h *query.Hit) error {
-				hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length,
+				hj := hitJSON{FileID: h.File.ID, Path: h.File.Path, Line: h.Line, Offset: h.Offset, Length: h.Length, Binary: h.Binary,
 					Text: string(h.Text), Highlights: clipRanges(q.Highlights(h.Text), len(h.Text))}
 				if h.Timed {
 					hj.Time = time.Unix(0, h.Time).In(sn.s.Location()).Format(time.RFC3339Nano)

@@ -394,6 +394,7 @@ export class Results {
     renderText(txt, line, hit.highlights, from);
     if (line.str.length === 0) txt.append(h('span', { class: 'note', text: '(empty line)' }));
     if (hit.truncated) txt.append(h('span', { class: 'note', text: ` … cut at 64 KiB of ${fmtInt(hit.length)} bytes` }));
+    if (hit.binary) txt.append(h('span', { class: 'note', text: ' (binary file: grep prints "binary file matches" instead)' }));
     const sel = n === this.sel;
     return h('div', {
       class: `hit${sel ? ' is-selected' : ''}${expanded ? ' is-expanded can-expand' : ''}${from ? ' can-expand' : ''}`,
