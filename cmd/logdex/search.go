@@ -348,6 +348,12 @@ func (e *env) search(args []string) int {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
+	if slices.Contains(pos, "-") {
+		// grep reads standard input for "-"; a pipe has no index to
+		// answer from (and no file to read a line again from).
+		fmt.Fprintln(e.stderr, "logdex: -: standard input is not searched: logdex answers from the index of files and directories (for a pipe, use grep)")
+		return 2
+	}
 	// A PATH that does not exist is an error said after the other PATHs'
 	// matches, as grep says it; the others are still searched.
 	pathArgs := pos

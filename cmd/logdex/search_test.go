@@ -381,6 +381,10 @@ func TestSearchMessages(t *testing.T) {
 	if _, stderr, code = logdex(t, dir, "search", "-s", "-F", "ERROR", "logs", "nope"); code != 2 || stderr != "" {
 		t.Errorf("missing PATH with -s: exit %d, stderr %q", code, stderr)
 	}
+	// "-" is grep's standard input: refused, said why, nothing searched.
+	if out, stderr, code := logdex(t, dir, "search", "-F", "ERROR", "logs", "-"); code != 2 || out != "" || !strings.Contains(stderr, "logdex: -: standard input is not searched") {
+		t.Errorf("PATH -: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 	// -q: grep stops at the first PATH holding a match, having named the
 	// missing ones given before it, and no other.
 	for _, args := range [][]string{{"nope", "logs"}, {"logs", "nope"}, {"nope", "logs", "nope2"}, {"nope", "logs/", "nope2"}} {
