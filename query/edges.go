@@ -17,43 +17,22 @@ import (
 // Marks returns what grep --color marks in a line the query (without -w)
 // selects: OnlyMatching's parts, the same leftmost-longest non-empty
 // matches, \< and \> read as grep reads them, also where OnlyMatching
-// refuses a pattern (\< or \> repeated).
+// refuses a pattern (a zero-width test repeated): where grep marks
+// nothing, the matches of the lines' selection are marked.
 func (q *Query) Marks() (func(dst [][2]int, line []byte) [][2]int, error) {
-	if q.hasWordEdges() {
-		return q.edgeParts()
-	}
-	return q.OnlyMatching()
+	return q.onlyParts()
 }
 
-// repeatedWordEdge refuses, for -o, a pattern holding \< or \> inside a
-// repetition: there grep 3.8's -o contradicts its own line selection
-// ('(\<a)+' prints nothing of the line "aaa-b" it selects), so no answer
-// would be grep's. Everywhere else edgeParts prints what grep -o prints.
-func (q *Query) repeatedWordEdge() error {
-	var inRepeat func(re *syntax.Regexp, under bool) bool
-	inRepeat = func(re *syntax.Regexp, under bool) bool {
-		switch re.Op {
-		case syntax.OpBeginLine, syntax.OpEndLine: // \< and \> in an EdgeTree
-			return under
-		case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-			under = true
-		}
-		for _, s := range re.Sub {
-			if inRepeat(s, under) {
-				return true
-			}
-		}
-		return false
-	}
+// repeatedTest refuses, for -o, a pattern that repeats a zero-width test
+// (^, $, \<, \>, \b or \B under *, +, ?, a count, or in a group under
+// one: lang.Regex.RepeatsTest): there grep 3.8's -o contradicts its own
+// line selection. '(\<a)+' prints nothing of the line "aaa-b" it selects,
+// 'a\B*' nothing of "ab", 'x|a$?' only the "x" (the lines are selected
+// alike, and -c and -n agree with grep), so no answer would be grep's.
+func (q *Query) repeatedTest() error {
 	return q.eachPattern(func(n lang.Node) error {
-		if r, ok := n.(*lang.Regex); ok && r.WordEdges() {
-			tree, err := r.EdgeTree()
-			if err != nil {
-				return err
-			}
-			if inRepeat(tree, false) {
-				return errors.New(`unsupported: \< or \> repeated (in a group under *, +, ? or a count) with -o, where grep's -o contradicts its own choice of lines`)
-			}
+		if r, ok := n.(*lang.Regex); ok && r.RepeatsTest {
+			return errors.New(`unsupported: an anchor or word test (^, $, \<, \>, \b, \B) repeated (under *, +, ? or a count) with -o, where grep's -o contradicts its own choice of lines`)
 		}
 		return nil
 	})

@@ -18,13 +18,18 @@ import (
 // widened, as grep in the C locale reads them. Only -F, -E, -G and
 // --re2 patterns have such matches.
 func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error) {
+	if err := q.repeatedTest(); err != nil {
+		return nil, err
+	}
+	return q.onlyParts()
+}
+
+// onlyParts is OnlyMatching without the refusal of repeated tests.
+func (q *Query) onlyParts() (func(dst [][2]int, line []byte) [][2]int, error) {
 	if ls := q.literalSet(); ls != nil {
 		return ls.parts(false), nil
 	}
 	if q.hasWordEdges() {
-		if err := q.repeatedWordEdge(); err != nil {
-			return nil, err
-		}
 		return q.edgeParts()
 	}
 	return q.onlyRegexp()
@@ -53,10 +58,10 @@ func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) 
 	if ls := q.literalSet(); ls != nil {
 		return ls.parts(true), nil
 	}
+	if err := q.repeatedTest(); err != nil {
+		return nil, err // (as for -o: grep's -o reads them apart)
+	}
 	if q.hasWordEdges() {
-		if err := q.repeatedWordEdge(); err != nil {
-			return nil, err // (as for -o: grep's -o reads them apart)
-		}
 		return q.edgeWords()
 	}
 	return q.wordsRegexp()

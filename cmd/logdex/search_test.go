@@ -430,8 +430,11 @@ func TestSearchErrors(t *testing.T) {
 		{[]string{"search", "-w", "--re2", "error", "logs"}, "not to --re2"},
 		{[]string{"search", "-o", "error", "logs"}, "not the query language"},
 		{[]string{"search", "-owx", "-F", "error", "logs"}, "-o does not combine"},
-		{[]string{"search", "-oE", `(\<[a-z])+`, "logs"}, `unsupported: \< or \> repeated`},
-		{[]string{"search", "-owE", `([a-z]\>)*`, "logs"}, `unsupported: \< or \> repeated`},
+		{[]string{"search", "-oE", `(\<[a-z])+`, "logs"}, `unsupported: an anchor or word test`},
+		{[]string{"search", "-owE", `([a-z]\>)*`, "logs"}, `unsupported: an anchor or word test`},
+		{[]string{"search", "-oG", `a\B*`, "logs"}, `unsupported: an anchor or word test`},
+		{[]string{"search", "-oE", `x|a$?`, "logs"}, `unsupported: an anchor or word test`},
+		{[]string{"search", "-oxE", `(^a)+`, "logs"}, `unsupported: an anchor or word test`},
 		{[]string{"search", "-o", "--follow", "-F", "x", "logs"}, "--follow does not combine"},
 		{[]string{"search", "-wE", edgeTooComplexWithW, "logs"}, `too complex to translate`},
 	} {

@@ -74,6 +74,10 @@ type (
 		// a byte >= 0x80 are then matched widened (scan.NewBytewise), and
 		// the index narrows by Tree's literals turned back into bytes.
 		Bytewise bool
+		// RepeatsTest, in ERE and BRE: the pattern repeats a zero-width
+		// test, as 'a\B*' (grepsyntax.Result.RepeatsTest), where grep's
+		// -o contradicts its own choice of lines.
+		RepeatsTest bool
 	}
 	// All matches every line.
 	All struct{}

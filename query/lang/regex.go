@@ -164,7 +164,7 @@ func newTranslated(expr string, syn Syntax, fold bool, r grepsyntax.Result) (*Re
 	for _, w := range ws {
 		warnings = append(warnings, Warning{Msg: w.Msg, Pos: w.Pos})
 	}
-	return &Regex{Expr: expr, Syntax: syn, Fold: fold, Go: goExpr, Tree: tree}, warnings, nil
+	return &Regex{Expr: expr, Syntax: syn, Fold: fold, Go: goExpr, Tree: tree, RepeatsTest: r.RepeatsTest}, warnings, nil
 }
 
 // newRE2 validates an RE2 expression, with the position of the part
@@ -361,16 +361,24 @@ func Whole(n Node, words bool) (Node, error) {
 		g, wide := n.GoExpr()
 		return wholeRegex(string(n.Text), SyntaxERE, n.Fold, g, wide, words)
 	case *Regex:
-		switch {
-		case n.Syntax == SyntaxRE2:
+		if n.Syntax == SyntaxRE2 {
 			return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to --re2")
-		case n.WordEdges():
+		}
+		var w *Regex
+		var err error
+		if n.WordEdges() {
 			// Their translation may take a character of the line next to
 			// the pattern, which a wrapper's own test would then miss: the
 			// restriction is translated with the pattern instead.
-			return wholeEdges(n, words)
+			w, err = wholeEdges(n, words)
+		} else {
+			w, err = wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, hasHighByte(n.Expr), words)
 		}
-		return wholeRegex(n.Expr, n.Syntax, n.Fold, n.Go, hasHighByte(n.Expr), words)
+		if err != nil {
+			return nil, err
+		}
+		w.RepeatsTest = n.RepeatsTest
+		return w, nil
 	}
 	return nil, errors.New("-x and -w apply to -F, -E and -G patterns, not to the query language")
 }

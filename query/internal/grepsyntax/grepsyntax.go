@@ -137,6 +137,11 @@ type Result struct {
 	Re       *syntax.Regexp
 	Warnings []Warning
 	Err      error
+	// RepeatsTest: the pattern repeats a zero-width test (^, $, \<, \>,
+	// \b, \B under *, +, ?, a count, or in a group under one), as
+	// 'a\B*'. Lines are selected as the translation selects them, but
+	// grep's -o then prints nothing, or only other branches' matches.
+	RepeatsTest bool
 }
 
 // TranslateList reads patterns as grep reads the lines of one pattern
@@ -181,7 +186,7 @@ func translate(pattern string, syn Syntax, foldASCII, listColl bool) (r Result, 
 	if err != nil {
 		return Result{Err: err}, p.collating
 	}
-	return Result{Expr: expr, Re: re, Warnings: p.warnings}, p.collating
+	return Result{Expr: expr, Re: re, Warnings: p.warnings, RepeatsTest: repeatsTest(tree)}, p.collating
 }
 
 func firstInvalid(s string) int {
