@@ -232,7 +232,7 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // when there is one (-C3, -eERROR). A long flag (-index, --stats) or
 // anything else is left whole.
 func splitBundle(fs *flag.FlagSet, a string) []string {
-	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' || len(a) == 2 && !isDigit(a[1]) {
 		return []string{a}
 	}
 	if name, _, _ := strings.Cut(a[1:], "="); fs.Lookup(name) != nil {
@@ -240,7 +240,22 @@ func splitBundle(fs *flag.FlagSet, a string) []string {
 	}
 	var out []string
 	for i := 1; i < len(a); i++ {
+		if isDigit(a[i]) && fs.Lookup("C") != nil {
+			// grep's -NUM, alone or in a bundle (-5, -n3): -C NUM.
+			j := i
+			for j < len(a) && isDigit(a[j]) {
+				j++
+			}
+			out = append(out, "-C", a[i:j])
+			i = j - 1
+			continue
+		}
 		f := fs.Lookup(a[i : i+1])
+		if f == nil && i > 1 {
+			// An unknown letter after known ones: parsed alone, the
+			// error names it (-I of -rnI), not the whole bundle.
+			return append(out, "-"+a[i:])
+		}
 		if f == nil {
 			return []string{a}
 		}
@@ -264,6 +279,8 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	f := fs.Lookup(strings.TrimLeft(arg, "-"))
 	return f != nil && !isBool(f)
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isBool(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })

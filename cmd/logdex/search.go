@@ -156,9 +156,58 @@ func (e *env) parseSearchFlags(fs *flag.FlagSet, args []string) ([]string, error
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
 	case err != nil:
+		if why := grepFlagRefused(err); why != "" {
+			err = errors.New(why)
+		}
 		fmt.Fprintf(e.stderr, "logdex: %v\nUsage: logdex search [flags] QUERY [PATH...]\nTry 'logdex search -h' for more information.\n", err)
 	}
 	return pos, err
+}
+
+// grepFlagRefused says why a grep flag that search does not take is not
+// taken, for the error flag.Parse gives for it; "" for other errors.
+func grepFlagRefused(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(strings.TrimPrefix(name, "-"), "=")
+	type refusal struct{ what, why string }
+	letters := map[byte]refusal{
+		'P': {"Perl regular expressions", ": --re2 reads Go's RE2 syntax (\\d, (?i), lazy +?), -E grep's ERE"},
+		'a': {"binary files as text", ": binary files are read as grep reads them without -a (a NUL byte ends a line)"},
+		'I': {"binary files skipped", `: their matches count as grep counts them without -I, said as "binary file matches"`},
+		'z': {"lines ending at NUL", ": lines end at '\\n' (and at a NUL byte, as grep reads binary files)"},
+		'U': {"binary mode", " (it changes nothing for grep on this system either)"},
+		'T': {"initial tab", ""},
+		'd': {"directories", ": directories are searched recursively, as by grep -r"},
+		'D': {"devices", ": only regular files are read, never devices, FIFOs or sockets"},
+	}
+	long := map[string]byte{"perl-regexp": 'P', "text": 'a', "binary-files": 'I', "null-data": 'z', "binary": 'U', "initial-tab": 'T', "directories": 'd', "devices": 'D'}
+	if name == "label" {
+		return "--label is not supported: standard input is not searched"
+	}
+	if l, ok := long[name]; ok {
+		r := letters[l]
+		return fmt.Sprintf("--%s (-%c, %s) is not supported%s", name, l, r.what, r.why)
+	}
+	// One letter, or a bundle starting with it (-Ir: interspersed splits
+	// off an unknown letter only after known ones).
+	if r, ok := letters[name[0]]; ok && (len(name) == 1 || onlyLetters(name)) {
+		return fmt.Sprintf("-%c (%s) is not supported%s", name[0], r.what, r.why)
+	}
+	return ""
+}
+
+// onlyLetters reports whether s is made of ASCII letters only (a bundle
+// of one-letter flags).
+func onlyLetters(s string) bool {
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // mode is the pattern syntax the flags ask for; ok is false when they

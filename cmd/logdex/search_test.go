@@ -206,6 +206,9 @@ func TestSearchMatchesGrep(t *testing.T) {
 		{"context flag as -e's value", []string{"search", "-F", "-e", "-C3", "logs"}, []string{"-rn", "-F", "-e", "-C3", "logs"}},
 		{"pattern attached to -e", []string{"search", "-FeERROR", "logs"}, []string{"-rn", "-FeERROR", "logs"}},
 		{"bundle ending in -e", []string{"search", "-Fie", "error", "logs"}, []string{"-rn", "-Fie", "error", "logs"}},
+		{"-NUM context", []string{"search", "-F", "-2", "ERROR", "logs/app/api.log"}, []string{"-rn", "-F", "-2", "ERROR", "logs/app/api.log"}},
+		{"-NUM in a bundle", []string{"search", "-Fn12", "ERROR", "logs/app/api.log"}, []string{"-rn", "-Fn12", "ERROR", "logs/app/api.log"}},
+		{"-NUM before a flag", []string{"search", "-1c", "-F", "ERROR", "logs"}, []string{"-rn", "-1c", "-F", "ERROR", "logs"}},
 		{"leading dash after --", []string{"search", "-F", "--", "-->", "logs"}, []string{"-rn", "-F", "--", "-->", "logs"}},
 		{"two patterns", []string{"search", "-F", "-e", "WARN", "-e", "FATAL", "logs"}, []string{"-rn", "-F", "-e", "WARN", "-e", "FATAL", "logs"}},
 		{"regex", []string{"search", "-E", `status=[45][0-9]{2}`, "logs"}, []string{"-rn", "-E", `status=[45][0-9]{2}`, "logs"}},
@@ -646,6 +649,11 @@ func TestSearchFlagErrors(t *testing.T) {
 		{[]string{"-A", "x"}, "logdex: invalid value \"x\" for flag -A: x: invalid context length argument\n" + hint},
 		{[]string{"-m", "x"}, "logdex: invalid value \"x\" for flag -m: invalid max count\n" + hint},
 		{[]string{"--bogus"}, "logdex: flag provided but not defined: -bogus\n" + hint},
+		{[]string{"-rnX"}, "logdex: flag provided but not defined: -X\n" + hint},
+		{[]string{"-rnI"}, "logdex: -I (binary files skipped) is not supported: their matches count as grep counts them without -I, said as \"binary file matches\"\n" + hint},
+		{[]string{"-Pr"}, "logdex: -P (Perl regular expressions) is not supported: --re2 reads Go's RE2 syntax (\\d, (?i), lazy +?), -E grep's ERE\n" + hint},
+		{[]string{"--perl-regexp"}, "logdex: --perl-regexp (-P, Perl regular expressions) is not supported: --re2 reads Go's RE2 syntax (\\d, (?i), lazy +?), -E grep's ERE\n" + hint},
+		{[]string{"--label=x"}, "logdex: --label is not supported: standard input is not searched\n" + hint},
 	} {
 		args := append(append([]string{"search"}, tc.args...), "ERROR", "logs")
 		out, errOut, code := logdex(t, dir, args...)
