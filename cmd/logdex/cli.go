@@ -229,8 +229,10 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // splitBundle splits a grep-style bundle of one-letter flags: boolean
 // ones, then at most one taking a value, which is the rest of the bundle
-// when there is one (-C3, -eERROR). A long flag (-index, --stats) or
-// anything else is left whole.
+// when there is one (-C3, -eERROR); digits are grep's -NUM (-n3: -n -C 3)
+// where fs has -C; an unknown letter after known ones ends it (-rnX: -r -n
+// -X, for the error to name it). A long flag (-index, --stats) or anything
+// else is left whole.
 func splitBundle(fs *flag.FlagSet, a string) []string {
 	if len(a) < 2 || a[0] != '-' || a[1] == '-' || len(a) == 2 && !isDigit(a[1]) {
 		return []string{a}
