@@ -304,6 +304,11 @@ func regexMarks(n *lang.Regex) func(dst [][2]int, line []byte) [][2]int {
 		}
 		return marks
 	}
+	if lits, fold, ok := finiteLiterals(n.Tree); ok {
+		// A few plain strings (timeout|refused): compared as bytes,
+		// where Go's regexp spent 5 to 6 µs on a log line.
+		return newLiteralSet(lits, fold).parts(false)
+	}
 	re, err := regexp.Compile(n.Go)
 	if err != nil {
 		return nil

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/logdex/logdex/query/internal/scan"
 	"github.com/logdex/logdex/query/lang"
@@ -26,7 +28,7 @@ func (q *Query) OnlyMatching() (func(dst [][2]int, line []byte) [][2]int, error)
 
 // onlyParts is OnlyMatching without the refusal of repeated tests.
 func (q *Query) onlyParts() (func(dst [][2]int, line []byte) [][2]int, error) {
-	if ls := q.literalSet(); ls != nil {
+	if ls := q.literalSet(true); ls != nil {
 		return ls.parts(false), nil
 	}
 	if q.hasWordEdges() {
@@ -55,7 +57,7 @@ func (q *Query) onlyRegexp() (func(dst [][2]int, line []byte) [][2]int, error) {
 // the leftmost start where one does, which is where grep's retries of
 // shorter matches and later starts end up.
 func (q *Query) WordMatches() (func(dst [][2]int, line []byte) [][2]int, error) {
-	if ls := q.literalSet(); ls != nil {
+	if ls := q.literalSet(false); ls != nil {
 		return ls.parts(true), nil
 	}
 	if err := q.repeatedTest(); err != nil {
@@ -203,12 +205,26 @@ var errOnlyQuery = errors.New("-o prints the parts of lines that -F, -E or -G pa
 // literalSet is the query's patterns when all are -F literals (nil
 // otherwise): their parts are found by comparing bytes, where one Go
 // regexp alternating a thousand literals (grep -oF -f ids.txt) took 14 ms
-// a line.
-func (q *Query) literalSet() *literalSet {
+// a line. With regexes, grep regexes that match a few plain strings
+// (-E 'timeout|refused', finiteLiterals) count as those literals.
+func (q *Query) literalSet(regexes bool) *literalSet {
 	ls := &literalSet{}
 	var walk func(n lang.Node) bool
 	walk = func(n lang.Node) bool {
 		switch n := n.(type) {
+		case *lang.Regex:
+			if !regexes || n.Syntax == lang.SyntaxRE2 || n.WordEdges() {
+				return false
+			}
+			lits, fold, ok := finiteLiterals(n.Tree)
+			if !ok || ls.n > 0 && fold != ls.fold {
+				return false
+			}
+			ls.fold = fold
+			for _, lit := range lits {
+				ls.add(lit)
+			}
+			return true
 		case *lang.Or:
 			for _, k := range n.Kids {
 				if !walk(k) {
@@ -222,16 +238,14 @@ func (q *Query) literalSet() *literalSet {
 			if ls.n > 0 && n.Fold != ls.fold {
 				return false // (one folding for all: mixed sets go to the regexp)
 			}
-			ls.fold, ls.n = n.Fold, ls.n+1
-			if len(n.Text) > 0 { // (an empty one's matches are empty: never printed)
-				lit := bytes.Clone(n.Text)
-				if n.Fold {
-					for i, c := range lit {
-						lit[i] = lower(c) // ASCII only: the C locale's folding
-					}
+			ls.fold = n.Fold
+			lit := bytes.Clone(n.Text)
+			if n.Fold {
+				for i, c := range lit {
+					lit[i] = lower(c) // ASCII only: the C locale's folding
 				}
-				ls.byFirst[lit[0]] = append(ls.byFirst[lit[0]], lit)
 			}
+			ls.add(lit)
 			return true
 		}
 		return false
@@ -239,10 +253,26 @@ func (q *Query) literalSet() *literalSet {
 	if !walk(q.root) {
 		return nil
 	}
-	for _, lits := range ls.byFirst {
-		slices.SortStableFunc(lits, func(a, b []byte) int { return len(b) - len(a) }) // longest first
-	}
+	ls.longestFirst()
 	return ls
+}
+
+// newLiteralSet is the literal set of lits (lower-case when fold).
+func newLiteralSet(lits [][]byte, fold bool) *literalSet {
+	ls := &literalSet{fold: fold}
+	for _, lit := range lits {
+		ls.add(lit)
+	}
+	ls.longestFirst()
+	return ls
+}
+
+// longestFirst orders each first byte's literals longest first, as
+// longestAt wants them, once all are added.
+func (ls *literalSet) longestFirst() {
+	for _, lits := range ls.byFirst {
+		slices.SortStableFunc(lits, func(a, b []byte) int { return len(b) - len(a) })
+	}
 }
 
 // literalSet finds -F literals in a line, bytes compared (ASCII letters
@@ -251,6 +281,153 @@ type literalSet struct {
 	byFirst [256][][]byte
 	fold    bool
 	n       int // literals seen
+}
+
+// add adds a literal (lower-case when ls.fold).
+func (ls *literalSet) add(lit []byte) {
+	ls.n++
+	if len(lit) > 0 { // (an empty one's matches are empty: never printed)
+		ls.byFirst[lit[0]] = append(ls.byFirst[lit[0]], lit)
+	}
+}
+
+// maxFiniteLiterals bounds the strings finiteLiterals spells out.
+const maxFiniteLiterals = 256
+
+// finiteLiterals is the strings a grep regex's tree (as translated)
+// matches, when it is an alternation of plain ASCII strings, as
+// 'timeout|refused' (parsed "timeout|re(?:fused|set)") or, with -i,
+// "[Tt][Ii]..." (parsed as case-folded literals): at most
+// maxFiniteLiterals of them. fold: their letters are matched in either
+// case (then lower-case here); ok is false for any other tree, or one
+// folding some letters and not others.
+func finiteLiterals(re *syntax.Regexp) (lits [][]byte, fold, ok bool) {
+	lits, kinds, ok := spellLiterals(re, false)
+	if ok && kinds == letterFolded|letterPlain {
+		// Both kinds ("S\\.|K|k"): spelt again, every letter plain.
+		lits, kinds, ok = spellLiterals(re, true)
+	}
+	if !ok || kinds == letterFolded|letterPlain {
+		return nil, false, false
+	}
+	return lits, kinds == letterFolded, true
+}
+
+// Letter kinds spellLiterals reports.
+const (
+	letterFolded = 1 << iota // matched in either case
+	letterPlain              // matched as written
+)
+
+// spellLiterals is finiteLiterals' walk: the strings, and the kinds of
+// letters met. A letter in both cases ([Kk], a folded literal) counts as
+// folded, or with allPlain as its two cases, spelt out.
+func spellLiterals(re *syntax.Regexp, allPlain bool) (lits [][]byte, kinds int, ok bool) {
+	letter := func(c rune) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+	product := func(parts [][][]byte) ([][]byte, bool) {
+		out := [][]byte{nil}
+		for _, s := range parts {
+			if len(out)*len(s) > maxFiniteLiterals {
+				return nil, false
+			}
+			next := make([][]byte, 0, len(out)*len(s))
+			for _, a := range out {
+				for _, b := range s {
+					next = append(next, append(slices.Clip(a), b...))
+				}
+			}
+			out = next
+		}
+		return out, true
+	}
+	// bothCases is the strings of a letter in either case.
+	bothCases := func(c byte) [][]byte {
+		if allPlain {
+			kinds |= letterPlain
+			return [][]byte{{lower(c)}, {upper(c)}}
+		}
+		kinds |= letterFolded
+		return [][]byte{{lower(c)}}
+	}
+	var spell func(re *syntax.Regexp) ([][]byte, bool)
+	spell = func(re *syntax.Regexp) ([][]byte, bool) {
+		switch re.Op {
+		case syntax.OpEmptyMatch:
+			return [][]byte{nil}, true
+		case syntax.OpLiteral:
+			parts := make([][][]byte, 0, len(re.Rune))
+			for _, c := range re.Rune {
+				switch {
+				case c >= utf8.RuneSelf:
+					return nil, false
+				case letter(c) && re.Flags&syntax.FoldCase != 0:
+					parts = append(parts, bothCases(byte(c)))
+				default:
+					if letter(c) {
+						kinds |= letterPlain
+					}
+					parts = append(parts, [][]byte{{byte(c)}})
+				}
+			}
+			return product(parts)
+		case syntax.OpCharClass:
+			// A few ASCII characters ((k|-) is parsed as [\-k]; -i
+			// writes [Kk], which Go keeps a class, K folding to the
+			// Kelvin sign too, and s|k as [KSks]).
+			r := re.Rune
+			var in [utf8.RuneSelf]bool
+			n := 0
+			for i := 0; i < len(r); i += 2 {
+				if r[i+1] >= utf8.RuneSelf || n+int(r[i+1]-r[i]) >= 16 {
+					return nil, false
+				}
+				for c := r[i]; c <= r[i+1]; c++ {
+					in[c], n = true, n+1
+				}
+			}
+			var out [][]byte
+			for c := range byte(utf8.RuneSelf) {
+				switch {
+				case !in[c]:
+				case !letter(rune(c)):
+					out = append(out, []byte{c})
+				case in[lower(c)] && in[upper(c)]:
+					if c == lower(c) {
+						out = append(out, bothCases(c)...)
+					}
+				default:
+					kinds |= letterPlain
+					out = append(out, []byte{c})
+				}
+			}
+			return out, true
+		case syntax.OpCapture:
+			return spell(re.Sub[0])
+		case syntax.OpAlternate:
+			var out [][]byte
+			for _, sub := range re.Sub {
+				s, ok := spell(sub)
+				if !ok || len(out)+len(s) > maxFiniteLiterals {
+					return nil, false
+				}
+				out = append(out, s...)
+			}
+			return out, true
+		case syntax.OpConcat:
+			parts := make([][][]byte, 0, len(re.Sub))
+			for _, sub := range re.Sub {
+				s, ok := spell(sub)
+				if !ok {
+					return nil, false
+				}
+				parts = append(parts, s)
+			}
+			return product(parts)
+		}
+		return nil, false
+	}
+	lits, ok = spell(re)
+	return lits, kinds, ok
 }
 
 // parts returns what grep -o prints of a line: at each position from the

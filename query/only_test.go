@@ -119,7 +119,7 @@ func TestLiteralSetLikeRegexp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.literalSet() == nil {
+		if q.literalSet(false) == nil {
 			t.Fatalf("%q: no literal set", pats)
 		}
 		only, _ := q.OnlyMatching()
@@ -140,6 +140,64 @@ func TestLiteralSetLikeRegexp(t *testing.T) {
 			if got, want := words(nil, line), wordsRe(nil, line); !slices.Equal(got, want) {
 				t.Fatalf("-owF %q on %q: %v, regexp %v", pats, line, got, want)
 			}
+		}
+	}
+}
+
+// TestRegexLiteralSetLikeRegexp: -o over grep regexes that match a few
+// plain strings (alternations of words sharing prefixes, groups, -i's
+// folded letters, [Kk] as Go keeps it) is answered by the literal set,
+// with what the regexp path gives; regexes it cannot spell out are not.
+func TestRegexLiteralSetLikeRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 11))
+	const alphabet = "akKsSb-_ .x"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	quote := func(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
+	for range cases(2000, 300) {
+		var alts []string
+		for k := 1 + r.IntN(5); k > 0; k-- {
+			w := quote(word(1 + r.IntN(4)))
+			if r.IntN(4) == 0 {
+				w = "(" + w + "|" + quote(word(1+r.IntN(3))) + ")" + quote(word(r.IntN(3)))
+			}
+			alts = append(alts, w)
+		}
+		pat, fold := strings.Join(alts, "|"), r.IntN(2) == 0
+		q, err := CompileGrep([]string{pat}, lang.ModeERE, fold, GrepFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.literalSet(true) == nil {
+			t.Fatalf("-E %q (-i %v): no literal set", pat, fold)
+		}
+		only, err := q.OnlyMatching()
+		if err != nil {
+			t.Fatal(err)
+		}
+		onlyRe, err := q.onlyRegexp()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			line := []byte(word(r.IntN(16)))
+			if got, want := only(nil, line), onlyRe(nil, line); !slices.Equal(got, want) {
+				t.Fatalf("-oE %q (-i %v) on %q: %v, regexp %v", pat, fold, line, got, want)
+			}
+		}
+	}
+	for _, pat := range []string{"a.c", "ab*", "a[b-z]", "^ab", `ab\>`, "x|é", "(a|b){300}"} {
+		q, err := CompileGrep([]string{pat}, lang.ModeERE, false, GrepFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.literalSet(true) != nil {
+			t.Errorf("-E %q: spelt out as literals", pat)
 		}
 	}
 }
