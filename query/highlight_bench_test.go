@@ -47,17 +47,23 @@ func BenchmarkHighlightWord(b *testing.B) {
 	}
 	for name, line := range lines {
 		b.Run(name, func(b *testing.B) {
-			var hl [][2]int
-			cpu0 := cpuNow()
-			for b.Loop() {
-				hl = q.AppendHighlights(hl[:0], line)
-			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
-			if len(hl) != 2 {
+			if hl := benchHighlights(b, q, line); len(hl) != 2 {
 				b.Fatalf("%d highlights", len(hl))
 			}
 		})
 	}
+}
+
+// benchHighlights highlights line with q b.N times, reporting CPU time
+// per line beside wall time, and returns the last highlights.
+func benchHighlights(b *testing.B, q *Query, line []byte) [][2]int {
+	var hl [][2]int
+	cpu0 := cpuNow()
+	for b.Loop() {
+		hl = q.AppendHighlights(hl[:0], line)
+	}
+	b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
+	return hl
 }
 
 func cpuNow() time.Duration {
@@ -77,13 +83,7 @@ func BenchmarkHighlightRegex(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(q, func(b *testing.B) {
-			var hl [][2]int
-			cpu0 := cpuNow()
-			for b.Loop() {
-				hl = cq.AppendHighlights(hl[:0], line)
-			}
-			b.ReportMetric(float64(cpuNow()-cpu0)/float64(b.N), "cpu-ns/op")
-			if len(hl) == 0 {
+			if hl := benchHighlights(b, cq, line); len(hl) == 0 {
 				b.Fatal("no highlights")
 			}
 		})

@@ -102,14 +102,7 @@ func ExampleQuery_WordMatches() {
 // give.
 func TestLiteralSetLikeRegexp(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
-	const alphabet = "aAbB-_ \xc3\xa9x"
-	word := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
+	word := func(n int) string { return randomWord(r, "aAbB-_ \xc3\xa9x", n) }
 	for range cases(2000, 300) {
 		var pats []string
 		for k := 1 + r.IntN(6); k > 0; k-- {
@@ -150,14 +143,7 @@ func TestLiteralSetLikeRegexp(t *testing.T) {
 // with what the regexp path gives; regexes it cannot spell out are not.
 func TestRegexLiteralSetLikeRegexp(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 11))
-	const alphabet = "akKsSb-_ .x"
-	word := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
+	word := func(n int) string { return randomWord(r, "akKsSb-_ .x", n) }
 	quote := func(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 	for range cases(2000, 300) {
 		var alts []string
@@ -200,4 +186,13 @@ func TestRegexLiteralSetLikeRegexp(t *testing.T) {
 			t.Errorf("-E %q: spelt out as literals", pat)
 		}
 	}
+}
+
+// randomWord is n bytes drawn from alphabet.
+func randomWord(r *rand.Rand, alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
 }

@@ -230,9 +230,9 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // splitBundle splits a grep-style bundle of one-letter flags: boolean
 // ones, then at most one taking a value, which is the rest of the bundle
 // when there is one (-C3, -eERROR); digits are grep's -NUM (-n3: -n -C 3)
-// where fs has -C; an unknown letter after known ones ends it (-rnX: -r -n
-// -X, for the error to name it). A long flag (-index, --stats) or anything
-// else is left whole.
+// where fs has -C; an unknown letter before or after known ones ends it
+// (-rnX: -r -n -X; -Ir: -I), for the error to name it. A long flag
+// (-index, --stats) or anything else is left whole.
 func splitBundle(fs *flag.FlagSet, a string) []string {
 	if len(a) < 2 || a[0] != '-' || a[1] == '-' || len(a) == 2 && !isDigit(a[1]) {
 		return []string{a}
@@ -253,13 +253,13 @@ func splitBundle(fs *flag.FlagSet, a string) []string {
 			continue
 		}
 		f := fs.Lookup(a[i : i+1])
-		if f == nil && i > 1 {
-			// An unknown letter after known ones: parsed alone, the
-			// error names it (-I of -rnI), not the whole bundle.
-			return append(out, "-"+a[i:])
-		}
 		if f == nil {
-			return []string{a}
+			if i == 1 && (len(a) == 2 || fs.Lookup(a[2:3]) == nil) {
+				return []string{a} // no bundle: an unknown name, said whole
+			}
+			// An unknown letter of a bundle (-rnI, -Ir): parsed alone,
+			// the error names it, not the whole bundle.
+			return append(out, "-"+a[i:i+1])
 		}
 		out = append(out, "-"+a[i:i+1])
 		if !isBool(f) {

@@ -191,23 +191,11 @@ func grepFlagRefused(err error) string {
 		r := letters[l]
 		return fmt.Sprintf("--%s (-%c, %s) is not supported%s", name, l, r.what, r.why)
 	}
-	// One letter, or a bundle starting with it (-Ir: interspersed splits
-	// off an unknown letter only after known ones).
-	if r, ok := letters[name[0]]; ok && (len(name) == 1 || onlyLetters(name)) {
+	// (splitBundle gives a bundle's unknown letter alone: -I of -rnI.)
+	if r, ok := letters[name[0]]; ok && len(name) == 1 {
 		return fmt.Sprintf("-%c (%s) is not supported%s", name[0], r.what, r.why)
 	}
 	return ""
-}
-
-// onlyLetters reports whether s is made of ASCII letters only (a bundle
-// of one-letter flags).
-func onlyLetters(s string) bool {
-	for _, c := range s {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // mode is the pattern syntax the flags ask for; ok is false when they
@@ -1213,9 +1201,10 @@ func (f patternFlag) Set(v string) error {
 }
 
 // matchMarks gives what --color marks in a matching line: what grep -o
-// would print of it (\< and \> repeated too, which -o refuses), or in the query
-// language what the UI highlights; nil when they cannot be found (-w with
-// \< or \> repeated), and then only names and numbers are coloured.
+// would print of it (a repeated anchor or word test too, which -o
+// refuses), or in the query language what the UI highlights; nil when
+// they cannot be found (-w with a repeated anchor or word test), and then
+// only names and numbers are coloured.
 func matchMarks(q *query.Query, patterns []string, mode lang.Mode, fold, words bool) func(dst [][2]int, line []byte) [][2]int {
 	if mode == lang.ModeQuery {
 		return q.AppendHighlights
