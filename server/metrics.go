@@ -61,6 +61,12 @@ func newMetrics(s *Server) *metrics {
 	ixGauge("logdex_index_resident_bytes", "Bytes of the index segments in the page cache (mincore).", func(sn *snapshot) float64 { return float64(resident(sn)) })
 	ixGauge("logdex_index_damaged_segments", "Index segments found damaged (at open or when read); their lines are read from the log files until a re-index rebuilds them.", func(sn *snapshot) float64 { return float64(len(sn.ix.Damaged())) })
 	reg.Collector(s.warmupMetrics)
+	reg.Collector(func() []promtext.Family {
+		b := s.build
+		return []promtext.Family{{Name: "logdex_build_info", Help: "1, labelled with the build the server runs (as /api/status's build).", Type: promtext.Gauge,
+			Labels:  []string{"version", "revision", "goversion"},
+			Metrics: []promtext.Metric{{LabelValues: []string{b.Version, b.Revision, b.Go}, Value: 1}}}}
+	})
 	reg.Collector(promtext.GoMetrics)
 	reg.Collector(promtext.ProcessMetrics)
 	return m

@@ -171,6 +171,7 @@ type Server struct {
 	streams   *streamBound
 	cache     *cache
 	started   time.Time
+	build     Build
 
 	cur      atomic.Pointer[snapshot]
 	seq      atomic.Uint64
@@ -231,6 +232,7 @@ func New(opt Options) (*Server, error) {
 		streams:   &streamBound{max: opt.MaxStreams, perClient: opt.MaxStreamsPerClient},
 		cache:     newCache(opt.CacheTTL, 32<<20),
 		started:   time.Now(),
+		build:     ReadBuild(),
 		trigger:   make(chan struct{}, 1),
 		mergeDue:  make(chan struct{}, 1),
 		watchSet:  make(chan struct{}, 1),

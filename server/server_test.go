@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -91,10 +92,14 @@ func TestEndpoints(t *testing.T) {
 		!st.Watch.Active || st.Watch.Error != "" {
 		t.Errorf("status %+v %+v", st, st.Index)
 	}
+	if st.Build.Go != runtime.Version() || st.Build.Version == "" || st.Build.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("status build %+v", st.Build)
+	}
 	// Per-route metrics carry the pattern, not the path.
 	m := string(ts.get(t, "/metrics").body)
 	for _, want := range []string{`route="/api/files/{id}/content"`, `logdex_search_duration_seconds_count{endpoint="search"}`,
-		"logdex_index_resident_bytes", "logdex_index_bytes", "logdex_sendfile_bytes_total", `route="unmatched"`} {
+		"logdex_index_resident_bytes", "logdex_index_bytes", "logdex_sendfile_bytes_total", `route="unmatched"`,
+		`goversion="` + runtime.Version() + `"`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -12,6 +12,7 @@ type Status struct {
 	Ready    bool                  `json:"ready"`
 	Started  time.Time             `json:"started"`
 	UptimeS  float64               `json:"uptime_s"`
+	Build    Build                 `json:"build"`
 	Index    *IndexStatus          `json:"index,omitempty"`
 	Reindex  ReindexStatus         `json:"reindex"`
 	Searches SearchesStatus        `json:"searches"`
@@ -68,6 +69,7 @@ func (s *Server) status() Status {
 	st := Status{
 		Started:  s.started.UTC(),
 		UptimeS:  time.Since(s.started).Seconds(),
+		Build:    s.build,
 		Searches: SearchesStatus{Active: s.limiter.active(), Max: s.opt.MaxSearches, Queue: s.opt.MaxQueued},
 		Streams:  StreamsStatus{Active: s.streams.active(), Max: s.opt.MaxStreams, PerClient: s.opt.MaxStreamsPerClient},
 		Reindex:  ReindexStatus{IntervalS: s.opt.ReindexEvery.Seconds()},

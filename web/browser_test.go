@@ -554,6 +554,7 @@ func TestBrowser(t *testing.T) {
 		tb.click("#status-chip")
 		tb.wait("status panel", `document.querySelector('#status-panel').matches(':popover-open') && /Warm-up\s*staged/.test(document.querySelector('#status-panel').textContent)`)
 		tb.wait("resident", `/In memory\s*\d+% of .* resident/.test(document.querySelector('#status-panel').textContent)`)
+		tb.wait("build", `/Build\s*\S+.*, go1\.\d+/.test(document.querySelector('#status-panel').textContent)`)
 		// A warm-up in progress (the fixture's index warms in an instant, so
 		// render a status as the server sends it while warming).
 		for _, vp := range []viewport{desktop, phone} {

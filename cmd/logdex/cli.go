@@ -12,6 +12,7 @@ import (
 
 	"github.com/logdex/logdex/indexer"
 	"github.com/logdex/logdex/mmapstore"
+	"github.com/logdex/logdex/server"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +25,7 @@ Usage:
   logdex serve  [--addr ADDR] [--index DIR] PATH...   HTTP API and web UI
   logdex status [--addr ADDR]                  state of a running server
   logdex check  [--index DIR] [PATH...]        verify every checksum of an index
+  logdex version                               the build: version, commit, Go release
 
 Run 'logdex COMMAND -h' for a command's flags.
 `
@@ -93,6 +95,9 @@ func (e *env) run(args []string) int {
 		return e.check(rest)
 	case "-h", "--help", "help":
 		fmt.Fprint(e.stdout, usage)
+		return 0
+	case "version", "--version", "-V":
+		fmt.Fprintln(e.stdout, server.ReadBuild())
 		return 0
 	}
 	fmt.Fprintf(e.stderr, "logdex: unknown command %q\n\n%s", cmd, usage)

@@ -238,7 +238,7 @@ func (e *env) runServe(ctx context.Context, sf *serveFlags, paths []string, hup 
 	defer server.PaceGC()()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info().Str("addr", ln.Addr().String()).Int("pid", os.Getpid()).Msg("listening")
+	log.Info().Str("addr", ln.Addr().String()).Int("pid", os.Getpid()).Str("version", server.ReadBuild().Version).Msg("listening")
 	fmt.Fprintf(e.stdout, "http://%s/\n", ln.Addr())
 
 	shutdown := func() int {

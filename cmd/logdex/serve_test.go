@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -503,7 +504,8 @@ func TestStatusCommand(t *testing.T) {
 	}
 	srv.Reload()
 	code, out, _ := status()
-	if code != 0 || !strings.Contains(out, ": ready") || !strings.Contains(out, "20 files, 2570 lines") || !strings.Contains(out, "warmup:   eager, done") {
+	if code != 0 || !strings.Contains(out, ": ready") || !strings.Contains(out, "20 files, 2570 lines") || !strings.Contains(out, "warmup:   eager, done") ||
+		!strings.Contains(out, "build:    ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("ready: %d\n%s", code, out)
 	}
 	code, out, _ = status("--json")
@@ -513,6 +515,18 @@ func TestStatusCommand(t *testing.T) {
 	}
 	if code, _, errs := run3("status", "--addr", "127.0.0.1:1"); code != 2 || !strings.Contains(errs, "no server") {
 		t.Fatalf("unreachable: %d %s", code, errs)
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	for _, arg := range []string{"version", "--version", "-V"} {
+		code, out, errs := run3(arg)
+		if code != 0 || errs != "" || out != server.ReadBuild().String()+"\n" || !strings.HasPrefix(out, "logdex ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("logdex %s: %d %q %q", arg, code, out, errs)
+		}
+	}
+	if _, out, _ := run3("help"); !strings.Contains(out, "logdex version") {
+		t.Errorf("usage does not name the version command:\n%s", out)
 	}
 }
 

@@ -95,6 +95,9 @@ func printStatus(w io.Writer, base string, st *server.Status) {
 		state = "starting (no index open yet)"
 	}
 	fmt.Fprintf(w, "logdex at %s: %s, up %s\n", base, state, (time.Duration(st.UptimeS) * time.Second).String())
+	if st.Build.Version != "" { // (a server older than the build field says none)
+		fmt.Fprintf(w, "build:    %s\n", strings.TrimPrefix(st.Build.String(), "logdex "))
+	}
 	if ix := st.Index; ix != nil {
 		pct := 0.0
 		if ix.IndexBytes > 0 {

@@ -97,8 +97,18 @@ export class Status {
       if (last.summary) row('', h('span', { class: 'muted small', text: last.summary }));
     }
     if (st.searches) row('Searches', `${st.searches.active} running of ${st.searches.max}`);
+    if (st.build?.version) row('Build', h('span', { class: 'muted small', text: buildText(st.build) }));
     body.append(dl);
   }
+}
+
+// buildText is the server's build in one line, as `logdex version` prints
+// it (less the name): the commit is named when the version does not hold it.
+function buildText(b) {
+  let s = b.version;
+  const rev = (b.revision || '').slice(0, 12);
+  if (rev && !s.includes(rev)) s += ` commit ${rev}${b.modified ? '+dirty' : ''}`;
+  return `${s}, ${b.go} ${b.platform}`;
 }
 
 function warming(w) {
