@@ -45,12 +45,14 @@ func ReadBuild() Build {
 }
 
 // String is the build in one line, as `logdex --version` prints it:
-// "logdex VERSION[ commit REV[+dirty]], GO PLATFORM". The commit is named
-// only when the version does not already hold it (a pseudo-version ends
-// with its first 12 hex digits).
-func (b Build) String() string {
+// "logdex " and Summary.
+func (b Build) String() string { return "logdex " + b.Summary() }
+
+// Summary is "VERSION[ commit REV[+dirty]], GO PLATFORM" (`logdex status`
+// prints it). The commit is named only when the version does not already
+// hold it (a pseudo-version ends with its first 12 hex digits).
+func (b Build) Summary() string {
 	var sb strings.Builder
-	sb.WriteString("logdex ")
 	sb.WriteString(b.Version)
 	if rev := b.Revision; rev != "" {
 		short := rev[:min(12, len(rev))]

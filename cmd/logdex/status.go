@@ -96,7 +96,7 @@ func printStatus(w io.Writer, base string, st *server.Status) {
 	}
 	fmt.Fprintf(w, "logdex at %s: %s, up %s\n", base, state, (time.Duration(st.UptimeS) * time.Second).String())
 	if st.Build.Version != "" { // (a server older than the build field says none)
-		fmt.Fprintf(w, "build:    %s\n", strings.TrimPrefix(st.Build.String(), "logdex "))
+		fmt.Fprintf(w, "build:    %s\n", st.Build.Summary())
 	}
 	if ix := st.Index; ix != nil {
 		pct := 0.0

@@ -102,8 +102,8 @@ export class Status {
   }
 }
 
-// buildText is the server's build in one line, as `logdex version` prints
-// it (less the name): the commit is named when the version does not hold it.
+// buildText is the server's build in one line, as `logdex status` prints
+// it (Build.Summary): the commit is named when the version does not hold it.
 function buildText(b) {
   let s = b.version;
   const rev = (b.revision || '').slice(0, 12);
