@@ -126,6 +126,12 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 		}
 		return nil
 	}
+	// near: eight gaps from here reached from, so no later eight do
+	// until from moves (each gap is at least 1: one decoded takes g off the
+	// distance and the next eight lose g and gain a gap). Trying again at
+	// every id cost most of intersecting two common words' lists, whose
+	// ids lie a few apart.
+	near := false
 	for i := uint64(0); i < l.count; i++ {
 		if err := refill(); err != nil {
 			return err
@@ -134,13 +140,14 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 		// lines lie deep in a common word's list, a rare word's next line
 		// many ids ahead in a common one's): no continuation bit, no zero
 		// gap, and their sum keeps the id below from.
-		for i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
+		for !near && i > 0 && id < uint64(from) && i+8 < l.count && end-cur >= 8 {
 			w := binary.LittleEndian.Uint64(body[cur:])
 			if w&wordwise.Highs != 0 || wordwise.Zeros(w) != 0 {
 				break
 			}
 			sum := byteSum(w)
 			if id+sum >= uint64(from) {
+				near = true
 				break
 			}
 			id += sum
@@ -178,6 +185,7 @@ func (s *Segment) walkDeltas(l postingsList, n uint64, from uint32, fn func(id u
 			if !more {
 				return nil
 			}
+			near = near && next == from
 			from = next
 		}
 	}
@@ -402,7 +410,9 @@ func (s *Segment) PostingsAnd(ref uint64, with *roaring.Bitmap) (bm *roaring.Bit
 		return bitmapOfSorted(kept), nil
 	}
 	want := with.ToArray()
-	var kept []uint32
+	// Room for the usual result at once (grown by append, it was a tenth
+	// of the merge); a larger one still grows.
+	kept := make([]uint32, 0, min(uint64(len(want)), l.count, 1<<12))
 	k := 0
 	if len(want) > 0 {
 		err = s.walkDeltas(l, n, want[0], func(id uint32) (uint32, bool) {
