@@ -11,8 +11,9 @@ import (
 
 // denseSegment is a segment of 800,000 lines with a word on every 7th
 // line ("common", one-byte gaps: the walks skip eight at a time) and one
-// on every 42nd of [160,000, 330,000) ("rare"), both as uvarint lists.
-func denseSegment(tb testing.TB) (s *Segment, common, rare []uint32) {
+// on every 42nd of [160,000, 330,000) ("rare"), both as uvarint lists;
+// ref is the common word's postings reference.
+func denseSegment(tb testing.TB) (s *Segment, ref uint64, common, rare []uint32) {
 	const lines = 800_000
 	lt := NewLineTable()
 	lt.BeginSpan(SegFile{ID: 1, Path: "a.log"}, 0, 1)
@@ -39,18 +40,18 @@ func denseSegment(tb testing.TB) (s *Segment, common, rare []uint32) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	return s, common, rare
+	ref, ok, err := s.Lookup([]byte("common"))
+	if !ok || err != nil {
+		tb.Fatal(ok, err)
+	}
+	return s, ref, common, rare
 }
 
 // TestPostingsAndDense intersects a dense list, whose walk skips eight
 // ids at a time below the next wanted one, with sets whose ids lie a few
 // apart, far apart, in runs, and off the list.
 func TestPostingsAndDense(t *testing.T) {
-	s, common, rare := denseSegment(t)
-	ref, ok, err := s.Lookup([]byte("common"))
-	if !ok || err != nil {
-		t.Fatal(ok, err)
-	}
+	s, ref, common, rare := denseSegment(t)
 	all := roaring.BitmapOf(common...)
 	r := rand.New(rand.NewPCG(7, 7))
 	var random, runs, apart []uint32
@@ -80,11 +81,7 @@ func TestPostingsAndDense(t *testing.T) {
 // BenchmarkPostingsAnd intersects the common word's list with the rarer
 // word's lines, as a phrase's page does in the window it reaches.
 func BenchmarkPostingsAnd(b *testing.B) {
-	s, _, rare := denseSegment(b)
-	ref, ok, err := s.Lookup([]byte("common"))
-	if !ok || err != nil {
-		b.Fatal(ok, err)
-	}
+	s, ref, _, rare := denseSegment(b)
 	with := roaring.BitmapOf(rare...)
 	b.ResetTimer()
 	for range b.N {
