@@ -124,14 +124,7 @@ func lineTerms(line []byte) []string {
 	if len(line) > MaxIndexedLine {
 		return nil
 	}
-	var out []string
-	var sc token.Scanner
-	sc.Reset(line)
-	for sc.Next() {
-		if t := sc.Term(); len(t) <= MaxTermLen {
-			out = append(out, string(t))
-		}
-	}
+	out := slices.DeleteFunc(token.Terms(line), func(t string) bool { return len(t) > MaxTermLen })
 	token.Compounds(line, func(c []byte) {
 		if len(c) <= MaxTermLen {
 			out = append(out, string(c))
