@@ -83,18 +83,24 @@ func (b *bench) buildBinary() error {
 
 // goBuild builds cmd/logdex at b.bin, static (CGO_ENABLED=0) when asked.
 func (b *bench) goBuild(static bool) error {
-	b.logf("building %s", b.bin)
-	args := []string{"build", "-o", b.bin}
+	return b.goBuildPkg(b.bin, "./cmd/logdex", static)
+}
+
+// goBuildPkg builds the command pkg of the module at out, static
+// (CGO_ENABLED=0) when asked.
+func (b *bench) goBuildPkg(out, pkg string, static bool) error {
+	b.logf("building %s", out)
+	args := []string{"build", "-o", out}
 	if testRace {
 		args = append(args, "-race")
 	}
-	cmd := exec.CommandContext(b.ctx, "go", append(args, "./cmd/logdex")...)
+	cmd := exec.CommandContext(b.ctx, "go", append(args, pkg)...)
 	cmd.Dir = b.modRoot
 	if static {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/logdex: %v\n%s", err, out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
 	return nil
 }

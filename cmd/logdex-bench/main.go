@@ -17,7 +17,8 @@
 // matching lines are verified between logdex, rg and grep; a mismatch is
 // reported loudly and makes the exit status 3.
 //
-// Sections (--only): index, query, server, warmup (per corpus), scaling,
+// Sections (--only): index, query, server, warmup (per corpus), process
+// (process start, process.go), scaling,
 // time and compressed (loggen profile only), smallfiles (a tree of
 // --small-files files of a few lines, smallfiles.go); live (highcard lines appended
 // while searching, see live.go) only when named. A section whose
@@ -72,7 +73,7 @@ type config struct {
 	args          []string // as given, for the reproduce line
 }
 
-var sections = []string{"index", "query", "scaling", "server", "warmup", "time", "compressed", "smallfiles"}
+var sections = []string{"index", "query", "process", "scaling", "server", "warmup", "time", "compressed", "smallfiles"}
 
 // optInSections run only when --only names them: the live section is a
 // minute of sustained load.
@@ -81,6 +82,7 @@ var optInSections = []string{"live"}
 var sectionAlias = map[string]string{
 	"index": "index", "indexing": "index",
 	"query": "query", "queries": "query",
+	"process": "process", "processes": "process",
 	"scaling": "scaling", "scale": "scaling",
 	"server": "server", "serve": "server",
 	"warmup": "warmup", "warm-up": "warmup", "startup": "warmup",
@@ -297,7 +299,7 @@ func (b *bench) all() error {
 	}
 	// Each section runs on every corpus before the next section starts, so
 	// that the figures of the corpora come from the same stretch of time.
-	if cfg.only["index"] || cfg.only["query"] || cfg.only["server"] {
+	if cfg.only["index"] || cfg.only["query"] || cfg.only["process"] || cfg.only["server"] {
 		for _, p := range cfg.profiles {
 			c, err := b.corpus(p, cfg.mb)
 			if err != nil {
@@ -325,6 +327,11 @@ func (b *bench) all() error {
 	}
 	if cfg.only["query"] {
 		if err := perCorpus(b.queries); err != nil {
+			return err
+		}
+	}
+	if cfg.only["process"] {
+		if err := b.processSection(); err != nil {
 			return err
 		}
 	}

@@ -117,7 +117,7 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, want := range []string{"Command: `go run ./cmd/logdex-bench --smoke", "### Indexing", "### Queries, loggen corpus (median of 1)",
 		"selective term `mallory`", "### Queries, highcard corpus (median of 1)", "rare id: a whole trace_id `4bf92f35",
-		"### Speed-up over rg, geometric mean of the queries", "| highcard | all 15 |", "| loggen | the 9 the index narrows |", "### Scaling", "### Server, loggen corpus",
+		"### Speed-up over rg, geometric mean of the queries", "| highcard | all 15 |", "| loggen | the 9 the index narrows |", "### Process start (median of 1)", "| empty Go program (`func main() {}`) |", "| logdex search -c, a missing word, highcard index", "### Scaling", "### Server, loggen corpus",
 		"### Server, highcard corpus", "### Start-up and warm-up, loggen corpus", "### Start-up and warm-up, highcard corpus", "`literal:4bf92f35", "| error (100 of its hits) | off | 64 |", "| floor: minimal Go net/http server", "### Time (loggen corpus, median of 1)", "One-hour window of a common word, `failed`",
 		"### Compressed logs", "| gzip | selective word `mallory` |", "| zstd | hdfs/datanode.log.zst |", "### Many small files (300 files", "| word in half the files `timeout` |", "Full run took"} {
 		if !strings.Contains(out.String(), want) {

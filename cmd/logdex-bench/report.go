@@ -18,6 +18,7 @@ type Report struct {
 	Time       *TimeResult       `json:"time,omitempty"`       // loggen profile
 	Compressed *CompressedResult `json:"compressed,omitempty"` // loggen profile
 	SmallFiles *SmallFilesResult `json:"smallfiles,omitempty"`
+	Process    *ProcessResult    `json:"process,omitempty"`
 	Live       *LiveResult       `json:"live,omitempty"`
 	Mismatches []string          `json:"mismatches"`
 	Notes      []string          `json:"notes,omitempty"`
@@ -130,6 +131,7 @@ func (r *Report) Markdown() string {
 		cr.mdQueries(p)
 	}
 	r.mdSpeedups(p)
+	r.mdProcess(p)
 	r.mdScaling(p)
 	for _, cr := range r.Corpora {
 		cr.mdServer(p)

@@ -101,6 +101,7 @@ type procResult struct {
 	Wall      time.Duration
 	User, Sys time.Duration
 	MaxRSS    int64 // bytes (wait4 rusage)
+	MinFlt    int64 // minor page faults (wait4 rusage)
 	Exit      int
 	Stdout    []byte // when captured
 }
@@ -129,6 +130,7 @@ func runProc(ctx context.Context, env []string, stdout io.Writer, maxOK int, nam
 		res.User, res.Sys = ps.UserTime(), ps.SystemTime()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			res.MaxRSS = ru.Maxrss << 10 // KiB on Linux
+			res.MinFlt = ru.Minflt
 		}
 	}
 	var ee *exec.ExitError
