@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -209,6 +210,70 @@ func (s *Segment) DocFreq(ref uint64) (int, error) {
 		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+ref>>2), "bad list header"))
 	}
 	return int(h >> 1), nil
+}
+
+// CountIn is how many lines of a postings reference lie in [lo, hi),
+// counted without building the list's bitmap: the list's header says it
+// for the whole segment; a uvarint list is decoded into a reused buffer
+// and its ids in the range counted by bisection; a roaring one is read in
+// place. Counting a common word's hits past a page built a bitmap of its
+// every list (most of the cost of decoding it).
+func (s *Segment) CountIn(ref uint64, lo, hi uint32) (n uint64, err error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	hi = min(hi, s.lines)
+	if lo >= hi {
+		return 0, nil
+	}
+	if ids, ok, err := s.inlineIDs(ref); ok {
+		for _, id := range ids {
+			if lo <= id && id < hi {
+				n++
+			}
+		}
+		return n, err
+	}
+	if lo == 0 && hi == s.lines {
+		c, err := s.DocFreq(ref)
+		return uint64(c), err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer s.guard("postings", &err)
+	l, err := s.list(ref)
+	if err != nil {
+		return 0, err
+	}
+	if l.enc == EncRoaring {
+		bm, err := s.Postings(ref)
+		if err != nil {
+			return 0, err
+		}
+		n = bm.Rank(hi - 1)
+		if lo > 0 {
+			n -= bm.Rank(lo - 1)
+		}
+		return n, nil
+	}
+	d := Decbuf{B: l.body}
+	buf := idBufs.Get().(*[]uint32)
+	ids, err := decodeDeltasTo(*buf, &d, int(l.count), s.lines)
+	if err == nil && d.Len() != 0 {
+		err = errTrailing
+	}
+	if err == nil {
+		from, _ := slices.BinarySearch(ids, lo)
+		to, _ := slices.BinarySearch(ids, hi)
+		n = uint64(to - from)
+	}
+	if cap(ids) <= maxPooledIDs {
+		*buf = ids[:0]
+		idBufs.Put(buf)
+	}
+	if err != nil {
+		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
+	}
+	return n, nil
 }
 
 // Postings decodes a postings reference into a bitmap of line ids. Roaring
