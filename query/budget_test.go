@@ -433,3 +433,51 @@ func TestBudgetChargesBytesRead(t *testing.T) {
 		}
 	}
 }
+
+// TestWordCountPastPage: past a full page, a word's hits are counted from
+// its lists (planSet.countTerm), not planned, over files that share
+// segments and spread over several: the total is exact all the same, and
+// so it is where a segment holds a line too long to index (whose words
+// only a read finds) or a line since gone.
+func TestWordCountPastPage(t *testing.T) {
+	root := t.TempDir()
+	var want int64
+	for f := range 6 {
+		var b strings.Builder
+		for i := range 3000 + 700*f {
+			switch {
+			case i%3 == 0:
+				fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: retry %d\n", i%60, f, i)
+				want++
+			case f == 4 && i == 1000:
+				// A line over the indexer's longest: not indexed.
+				fmt.Fprintf(&b, "retry %s\n", strings.Repeat("x", 1<<20+10))
+				want++
+			default:
+				fmt.Fprintf(&b, "2026-11-30T12:00:%02dZ worker %d: idle %d\n", i%60, f, i)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("app%d.log", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := testIndex(t, 96<<10, root)
+	q, err := Compile([]string{"retry"}, lang.ModeQuery, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Search(t.Context(), q, Options{}, nil)
+	if err != nil || full.Total != want {
+		t.Fatalf("every hit: %v, total %d, want %d", err, full.Total, want)
+	}
+	for _, limit := range []int{1, 7, 500, 4000} {
+		hits := 0
+		st, err := s.Search(t.Context(), q, Options{Limit: limit, CountAll: true, TotalBudget: 1}, func(*Hit) error { hits++; return nil })
+		if err != nil || st.Total != want || st.TotalAtLeast || hits != limit {
+			t.Errorf("limit %d: %v, total %d (at least %t), %d hits; want %d", limit, err, st.Total, st.TotalAtLeast, hits, want)
+		}
+		if limit == 1 && st.Planned >= full.Planned {
+			t.Errorf("limit 1: planned %d segments of %d: the count past the page made plans", st.Planned, full.Planned)
+		}
+	}
+}

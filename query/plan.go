@@ -216,6 +216,53 @@ func (ps *planSet) window(e *segEval, i int, lo, hi uint32, last *segPlan) (_ *m
 	return &mmapstore.LineRange{Lo: lo, Hi: uint32(end)}, nil
 }
 
+// countableTerm is the word countTerm counts in segment i's lines from lo
+// on: false unless the plans are lazy, the query is a word, and nothing
+// else makes a plan needed.
+func (ps *planSet) countableTerm(i int, lo uint32) (*lang.Term, bool) {
+	if ps.s == nil {
+		return nil, false // (eager plans)
+	}
+	term, isTerm := ps.q.root.(*lang.Term)
+	seg := ps.s.segs[i]
+	if !isTerm || ps.tr != nil || ps.plans[i].covers(lo) || seg.Damage() != nil ||
+		seg.Unindexed() != nil || ps.s.ix.LiveLines(i) != nil {
+		return nil, false
+	}
+	return term, true
+}
+
+// countTerm counts the hits of a one-word query in segment i's lines
+// [lo, hi) from the word's postings list, without a plan: a task past the
+// page only counts, and the plan's bitmap of the list was most of what
+// counting a common word cost. ok is false where a plan is needed after
+// all: a query of more than a word, a time range, lines not indexed or
+// not live, a damaged segment (its plan reads it raw), or a plan made
+// already (it counts as cheaply).
+func (ps *planSet) countTerm(i int, lo, hi uint32) (n uint64, ok bool) {
+	term, ok := ps.countableTerm(i, lo)
+	if !ok {
+		return 0, false
+	}
+	seg := ps.s.segs[i]
+	if ps.evals == nil {
+		ps.evals = make([]*segEval, len(ps.plans))
+	}
+	if ps.evals[i] == nil {
+		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups, ps.ahead)
+	}
+	ref, found, err := ps.evals[i].lookup([]byte(term.Text))
+	if err != nil {
+		return 0, false // (the plan meets the damage again, and reads the segment raw)
+	}
+	ps.terms++
+	if !found {
+		return 0, true
+	}
+	n, err = seg.CountIn(ref, lo, hi)
+	return n, err == nil
+}
+
 // reach is segment i's plan of its lines from lo below hi (a span's): the
 // whole segment's, or, by windows, the first window at or past lo with a
 // candidate below hi (when none has, a planNone standing for [lo, hi)).

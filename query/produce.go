@@ -100,12 +100,16 @@ type taskBody struct {
 	// each later window of its span (planSet.windows).
 	deferred *planSet
 	segIdx   int
-	start    int64 // taskScan: byte range and line number of start
-	end      int64
-	line0    int64
-	final    bool  // taskScan: an unterminated last line counts (file end)
-	after    int64 // hits at or before this line are not wanted (paging cursor)
-	until    int64 // when > 0, hits after this line are not wanted (Options.Only)
+	// spanHits, when spanCounted, is the hits of a word in the whole span,
+	// counted from its list (planSet.countTerm) as the task was made.
+	spanHits    uint64
+	spanCounted bool
+	start       int64 // taskScan: byte range and line number of start
+	end         int64
+	line0       int64
+	final       bool  // taskScan: an unterminated last line counts (file end)
+	after       int64 // hits at or before this line are not wanted (paging cursor)
+	until       int64 // when > 0, hits after this line are not wanted (Options.Only)
 	// beyond is set when earlier tasks surely hold Limit hits: this one
 	// only counts (for an exact plan, without reading a line).
 	beyond bool
@@ -255,6 +259,18 @@ func (s *Searcher) produce(ctx context.Context, q *Query, opt Options, plans *pl
 				// segment).
 				deferred()
 				continue
+			}
+			if plans.deferSpans && opt.Limit > 0 && sure >= int64(opt.Limit) && opt.Time == nil && opt.Histogram == nil {
+				// Past a full page a word's spans are only counted, from
+				// its lists, not planned: a span without a hit makes no
+				// task.
+				if n, ok := plans.countTerm(sr.seg, sp.FirstLine, sp.FirstLine+sp.NumLines); ok {
+					if n > 0 {
+						deferred()
+						ts[len(ts)-1].spanHits, ts[len(ts)-1].spanCounted = n, true
+					}
+					continue
+				}
 			}
 			p, err := plans.get(sr.seg, sp.FirstLine, sp.FirstLine+sp.NumLines)
 			if err != nil {

@@ -95,6 +95,16 @@ func (s *Searcher) planDeferred(t *task, countOnly bool) bool {
 	if !ok {
 		return false
 	}
+	if countOnly && t.tr == nil && t.hist == nil {
+		n, ok := t.spanHits, t.spanCounted && lo == sp.FirstLine && hi == sp.FirstLine+sp.NumLines
+		if !ok {
+			n, ok = t.deferred.countTerm(t.segIdx, lo, hi)
+		}
+		if ok {
+			t.count, t.candidates = int64(n), int64(n)
+			return false // counted: nothing to run
+		}
+	}
 	p, err := t.deferred.reach(t.segIdx, lo, hi)
 	if err != nil {
 		t.err = err
