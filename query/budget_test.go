@@ -438,7 +438,7 @@ func TestBudgetChargesBytesRead(t *testing.T) {
 // its lists (planSet.countTerm), not planned, over files that share
 // segments and spread over several: the total is exact all the same, and
 // so it is where a segment holds a line too long to index (whose words
-// only a read finds) or a line since gone.
+// only a read finds: that segment is planned).
 func TestWordCountPastPage(t *testing.T) {
 	root := t.TempDir()
 	var want int64

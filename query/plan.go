@@ -125,13 +125,7 @@ func (ps *planSet) get(i int, lo, hi uint32) (*segPlan, error) {
 	if last.covers(lo) {
 		return last, nil
 	}
-	if ps.evals == nil {
-		ps.evals = make([]*segEval, len(ps.plans))
-	}
-	if ps.evals[i] == nil {
-		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups, ps.ahead)
-	}
-	e := ps.evals[i]
+	e := ps.eval(i)
 	win, err := ps.window(e, i, lo, hi, last)
 	if err != nil {
 		win = nil // (a fault: the segment is quarantined, and planned raw below)
@@ -244,14 +238,7 @@ func (ps *planSet) countTerm(i int, lo, hi uint32) (n uint64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	seg := ps.s.segs[i]
-	if ps.evals == nil {
-		ps.evals = make([]*segEval, len(ps.plans))
-	}
-	if ps.evals[i] == nil {
-		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups, ps.ahead)
-	}
-	ref, found, err := ps.evals[i].lookup([]byte(term.Text))
+	ref, found, err := ps.eval(i).lookup([]byte(term.Text))
 	if err != nil {
 		return 0, false // (the plan meets the damage again, and reads the segment raw)
 	}
@@ -259,8 +246,20 @@ func (ps *planSet) countTerm(i int, lo, hi uint32) (n uint64, ok bool) {
 	if !found {
 		return 0, true
 	}
-	n, err = seg.CountIn(ref, lo, hi)
+	n, err = ps.s.segs[i].CountIn(ref, lo, hi)
 	return n, err == nil
+}
+
+// eval is segment i's evaluator, made once and kept for its later windows
+// and counts.
+func (ps *planSet) eval(i int) *segEval {
+	if ps.evals == nil {
+		ps.evals = make([]*segEval, len(ps.plans))
+	}
+	if ps.evals[i] == nil {
+		ps.evals[i] = ps.s.newSegEval(ps.q, i, ps.lookups, ps.ahead)
+	}
+	return ps.evals[i]
 }
 
 // reach is segment i's plan of its lines from lo below hi (a span's): the
