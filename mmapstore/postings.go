@@ -255,6 +255,17 @@ func (s *Segment) CountIn(ref uint64, lo, hi uint32) (n uint64, err error) {
 		}
 		return n, nil
 	}
+	err = s.withIDs(l, func(ids []uint32) {
+		from, _ := slices.BinarySearch(ids, lo)
+		to, _ := slices.BinarySearch(ids, hi)
+		n = uint64(to - from)
+	})
+	return n, err
+}
+
+// withIDs decodes the uvarint list l (read, with its body) into a reused
+// buffer and calls fn with its ids, which fn must not keep.
+func (s *Segment) withIDs(l postingsList, fn func(ids []uint32)) error {
 	d := Decbuf{B: l.body}
 	buf := idBufs.Get().(*[]uint32)
 	ids, err := decodeDeltasTo(*buf, &d, int(l.count), s.lines)
@@ -262,18 +273,16 @@ func (s *Segment) CountIn(ref uint64, lo, hi uint32) (n uint64, err error) {
 		err = errTrailing
 	}
 	if err == nil {
-		from, _ := slices.BinarySearch(ids, lo)
-		to, _ := slices.BinarySearch(ids, hi)
-		n = uint64(to - from)
+		fn(ids)
 	}
 	if cap(ids) <= maxPooledIDs {
 		*buf = ids[:0]
 		idBufs.Put(buf)
 	}
 	if err != nil {
-		return 0, s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
+		return s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
 	}
-	return n, nil
+	return nil
 }
 
 // Postings decodes a postings reference into a bitmap of line ids. Roaring
@@ -297,23 +306,8 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	}
 	at := int64(s.postings.off + l.off)
 	if l.enc == EncDeltaVarint {
-		d := Decbuf{B: l.body}
-		buf := idBufs.Get().(*[]uint32)
-		ids, err := decodeDeltasTo(*buf, &d, int(l.count), s.lines)
-		if err == nil && d.Len() != 0 {
-			err = errTrailing
-		}
-		if err == nil {
-			bm = bitmapOfSorted(ids) // (which keeps nothing of ids)
-		}
-		if cap(ids) <= maxPooledIDs {
-			*buf = ids[:0]
-			idBufs.Put(buf)
-		}
-		if err != nil {
-			return nil, s.damaged(s.corrupt("postings", at, "%v", err))
-		}
-		return bm, nil
+		err := s.withIDs(l, func(ids []uint32) { bm = bitmapOfSorted(ids) }) // (which keeps nothing of ids)
+		return bm, err
 	}
 	bm = roaring.New()
 	if _, err := bm.FromBuffer(l.body); err != nil {
