@@ -214,75 +214,92 @@ func (s *Segment) DocFreq(ref uint64) (int, error) {
 
 // CountIn is how many lines of a postings reference lie in [lo, hi),
 // counted without building the list's bitmap: the list's header says it
-// for the whole segment; a uvarint list is decoded into a reused buffer
-// and its ids in the range counted by bisection; a roaring one is read in
-// place. Counting a common word's hits past a page built a bitmap of its
-// every list (most of the cost of decoding it).
-func (s *Segment) CountIn(ref uint64, lo, hi uint32) (n uint64, err error) {
-	if err := s.check(); err != nil {
-		return 0, err
-	}
-	hi = min(hi, s.lines)
-	if lo >= hi {
-		return 0, nil
-	}
-	if ids, ok, err := s.inlineIDs(ref); ok {
-		for _, id := range ids {
-			if lo <= id && id < hi {
-				n++
-			}
-		}
-		return n, err
-	}
-	if lo == 0 && hi == s.lines {
+// for the whole segment; else the list is read for counting (NewCounter).
+// Counting a common word's hits past a page built a bitmap of its every
+// list (most of the cost of decoding it).
+func (s *Segment) CountIn(ref uint64, lo, hi uint32) (uint64, error) {
+	if lo == 0 && hi >= s.lines {
 		c, err := s.DocFreq(ref)
 		return uint64(c), err
+	}
+	buf := idBufs.Get().(*[]uint32)
+	c, err := s.NewCounter(ref, *buf)
+	n := c.In(lo, hi)
+	if cap(c.ids) <= maxPooledIDs {
+		*buf = c.ids[:0]
+		idBufs.Put(buf)
+	}
+	return n, err
+}
+
+// A Counter counts the lines of one postings list in ranges of its
+// segment: the list read once (a uvarint one decoded, a roaring one read in
+// place), each count then a bisection or a rank.
+type Counter struct {
+	ids []uint32 // increasing
+	bm  *roaring.Bitmap
+}
+
+// In is how many of the list's lines lie in [lo, hi).
+func (c *Counter) In(lo, hi uint32) uint64 {
+	if lo >= hi {
+		return 0
+	}
+	if c.bm != nil {
+		n := c.bm.Rank(hi - 1)
+		if lo > 0 {
+			n -= c.bm.Rank(lo - 1)
+		}
+		return n
+	}
+	from, _ := slices.BinarySearch(c.ids, lo)
+	to, _ := slices.BinarySearch(c.ids, hi)
+	return uint64(to - from)
+}
+
+// IDs is the storage of a Counter's decoded ids, for a later NewCounter to
+// decode into once this one is done with.
+func (c *Counter) IDs() []uint32 { return c.ids }
+
+// NewCounter reads the list at ref for counting, decoding a uvarint list
+// into buf's storage: the Counter is good while the segment is open and
+// buf not used again.
+func (s *Segment) NewCounter(ref uint64, buf []uint32) (c Counter, err error) {
+	c.ids = buf[:0]
+	if err := s.check(); err != nil {
+		return c, err
+	}
+	if ids, ok, err := s.inlineIDs(ref); ok {
+		c.ids = append(c.ids, ids...)
+		return c, err
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.guard("postings", &err)
 	l, err := s.list(ref)
 	if err != nil {
-		return 0, err
+		return c, err
 	}
 	if l.enc == EncRoaring {
 		bm, err := s.Postings(ref)
-		if err != nil {
-			return 0, err
-		}
-		n = bm.Rank(hi - 1)
-		if lo > 0 {
-			n -= bm.Rank(lo - 1)
-		}
-		return n, nil
+		c.bm = bm
+		return c, err
 	}
-	err = s.withIDs(l, func(ids []uint32) {
-		from, _ := slices.BinarySearch(ids, lo)
-		to, _ := slices.BinarySearch(ids, hi)
-		n = uint64(to - from)
-	})
-	return n, err
+	c.ids, err = s.decodeIDs(l, c.ids)
+	return c, err
 }
 
-// withIDs decodes the uvarint list l (read, with its body) into a reused
-// buffer and calls fn with its ids, which fn must not keep.
-func (s *Segment) withIDs(l postingsList, fn func(ids []uint32)) error {
+// decodeIDs decodes the uvarint list l (read, with its body) into buf's
+// storage.
+func (s *Segment) decodeIDs(l postingsList, buf []uint32) ([]uint32, error) {
 	d := Decbuf{B: l.body}
-	buf := idBufs.Get().(*[]uint32)
-	ids, err := decodeDeltasTo(*buf, &d, int(l.count), s.lines)
+	ids, err := decodeDeltasTo(buf, &d, int(l.count), s.lines)
 	if err == nil && d.Len() != 0 {
 		err = errTrailing
 	}
-	if err == nil {
-		fn(ids)
-	}
-	if cap(ids) <= maxPooledIDs {
-		*buf = ids[:0]
-		idBufs.Put(buf)
-	}
 	if err != nil {
-		return s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
+		return ids[:0], s.damaged(s.corrupt("postings", int64(s.postings.off+l.off), "%v", err))
 	}
-	return nil
+	return ids, nil
 }
 
 // Postings decodes a postings reference into a bitmap of line ids. Roaring
@@ -306,7 +323,15 @@ func (s *Segment) Postings(ref uint64) (bm *roaring.Bitmap, err error) {
 	}
 	at := int64(s.postings.off + l.off)
 	if l.enc == EncDeltaVarint {
-		err := s.withIDs(l, func(ids []uint32) { bm = bitmapOfSorted(ids) }) // (which keeps nothing of ids)
+		buf := idBufs.Get().(*[]uint32)
+		ids, err := s.decodeIDs(l, *buf)
+		if err == nil {
+			bm = bitmapOfSorted(ids) // (which keeps nothing of ids)
+		}
+		if cap(ids) <= maxPooledIDs {
+			*buf = ids[:0]
+			idBufs.Put(buf)
+		}
 		return bm, err
 	}
 	bm = roaring.New()

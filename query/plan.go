@@ -67,6 +67,10 @@ type planSet struct {
 	// (words and their AND/OR/NOT): its counts cost no reading, and stay
 	// exact but for lines too long to index.
 	cuts bool
+	// counter: the word's list of segment counterSeg-1, read for
+	// countTerm's counts in its spans.
+	counter    mmapstore.Counter
+	counterSeg int
 	// windows: a segment is planned a window of lines at a time, from
 	// where the search reaches it (planSet.window sizes them): a phrase's
 	// first page read a few thousand lines of one file, yet intersected
@@ -246,8 +250,38 @@ func (ps *planSet) countTerm(i int, lo, hi uint32) (n uint64, ok bool) {
 	if !found {
 		return 0, true
 	}
-	n, err = ps.s.segs[i].CountIn(ref, lo, hi)
-	return n, err == nil
+	seg := ps.s.segs[i]
+	if lo == 0 && hi >= seg.NumLines() {
+		n, err = seg.CountIn(ref, lo, hi) // (the list's header)
+		return n, err == nil
+	}
+	// A segment's spans are counted one after another (its files come in
+	// path order, as the indexer wrote them): its list is read once.
+	if ps.counterSeg != i+1 {
+		buf := ps.counter.IDs()
+		if buf == nil {
+			buf = *countBufs.Get().(*[]uint32)
+		}
+		c, err := seg.NewCounter(ref, buf)
+		ps.counter, ps.counterSeg = c, i+1
+		if err != nil {
+			ps.counterSeg = 0
+			return 0, false
+		}
+	}
+	return ps.counter.In(lo, hi), true
+}
+
+// countBufs recycles the ids countTerm decodes a list into.
+var countBufs = sync.Pool{New: func() any { return new([]uint32) }}
+
+// release gives back what the plans hold for the search's length.
+func (ps *planSet) release() {
+	if ids := ps.counter.IDs(); ids != nil && cap(ids) <= 1<<16 {
+		ids = ids[:0]
+		countBufs.Put(&ids)
+	}
+	ps.counter, ps.counterSeg = mmapstore.Counter{}, 0
 }
 
 // eval is segment i's evaluator, made once and kept for its later windows

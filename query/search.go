@@ -311,6 +311,7 @@ func (s *Searcher) Search(ctx context.Context, q *Query, opt Options, fn func(*H
 	var plans *planSet
 	if boundedPage(opt) {
 		plans = s.lazyPlans(q, opt.Time, opt.CountAll)
+		defer plans.release()
 		defer plans.stats(st)
 		defer plans.ahead.wait()
 	} else {
