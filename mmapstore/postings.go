@@ -214,22 +214,17 @@ func (s *Segment) DocFreq(ref uint64) (int, error) {
 
 // CountIn is how many lines of a postings reference lie in [lo, hi),
 // counted without building the list's bitmap: the list's header says it
-// for the whole segment; else the list is read for counting (NewCounter).
-// Counting a common word's hits past a page built a bitmap of its every
-// list (most of the cost of decoding it).
+// for the whole segment; else the list is read for counting (NewCounter,
+// which a caller counting several ranges keeps instead). Counting a common
+// word's hits past a page built a bitmap of its every list (most of the
+// cost of decoding it).
 func (s *Segment) CountIn(ref uint64, lo, hi uint32) (uint64, error) {
 	if lo == 0 && hi >= s.lines {
 		c, err := s.DocFreq(ref)
 		return uint64(c), err
 	}
-	buf := idBufs.Get().(*[]uint32)
-	c, err := s.NewCounter(ref, *buf)
-	n := c.In(lo, hi)
-	if cap(c.ids) <= maxPooledIDs {
-		*buf = c.ids[:0]
-		idBufs.Put(buf)
-	}
-	return n, err
+	c, err := s.NewCounter(ref, nil)
+	return c.In(lo, hi), err
 }
 
 // A Counter counts the lines of one postings list in ranges of its

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/logdex/logdex/fixtures/loggen"
@@ -72,7 +71,7 @@ func (b *bench) processSection() error {
 		name, cmd string
 		bin       string
 		args      []string
-		faults    []int64
+		faults    []float64
 	}
 	progs := []*prog{
 		{name: "empty Go program", cmd: "func main() {}", bin: empty},
@@ -100,8 +99,8 @@ func (b *bench) processSection() error {
 	for _, p := range progs {
 		es = append(es, &engine{name: p.name, settle: true, run: func(warmup bool) ([]time.Duration, int64, map[string]int64, error) {
 			r, err := runProc(b.ctx, nil, nil, 1, p.bin, p.args...)
-			if !warmup {
-				p.faults = append(p.faults, r.MinFlt)
+			if !warmup || b.cfg.smoke { // (a smoke run keeps the warm-up's sample)
+				p.faults = append(p.faults, float64(r.MinFlt))
 			}
 			return []time.Duration{r.Wall}, 0, nil, err
 		}})
@@ -111,23 +110,13 @@ func (b *bench) processSection() error {
 		return err
 	}
 	for i, p := range progs {
-		row := &ProcessRow{Name: p.name, Command: p.cmd, Time: distOf(es[i].samples, false), Faults: medianInt(p.faults)}
+		row := &ProcessRow{Name: p.name, Command: p.cmd, Time: distOf(es[i].samples, false), Faults: int64(median(p.faults))}
 		if res.Rows != nil && row.Time != nil && res.Rows[0].Time != nil {
 			row.OverEmpty = row.Time.Median - res.Rows[0].Time.Median
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	return nil
-}
-
-// medianInt is the median of s (0 when empty).
-func medianInt(s []int64) int64 {
-	if len(s) == 0 {
-		return 0
-	}
-	c := append([]int64(nil), s...)
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return c[len(c)/2]
 }
 
 func (r *Report) mdProcess(p printf) {
